@@ -1,0 +1,260 @@
+"""Gaussian differential privacy (Dong, Roth & Su 2019, "Gaussian Differential Privacy").
+
+A mechanism is mu-GDP when telling neighbouring datasets apart is no easier than telling
+N(0, 1) from N(mu, 1). Facts used here (spec ``accounting.md``):
+
+* tradeoff function  G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu)  (Dong et al., Def. 2.7);
+* privacy profile    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
+  (Dong et al., Cor. 2.13);
+* Gaussian mechanism with l2 sensitivity D and noise sd s is (D / s)-GDP (Thm. 2.7);
+* composition of mu_1..mu_k-GDP mechanisms is sqrt(sum mu_i^2)-GDP (Cor. 3.3).
+
+Numerics. With a = -eps/mu + mu/2 and b = a - mu one has e^eps phi(b) = phi(a) exactly, hence
+
+    delta = Phi(a) - e^eps Phi(b) = exp(-a^2/2) / 2 * [erfcx(-a/sqrt2) - erfcx(-b/sqrt2)],
+
+which is evaluated in log space for a < 0 (no overflow for large eps, no underflow before the
+final exponent) and directly for a >= 0 (where Phi(a) >= 1/2). ``gdp_log_delta`` exposes the log.
+Derivatives are closed form: d delta / d mu = phi(a), d delta / d eps = -e^eps Phi(b).
+``gdp_epsilon`` and ``gdp_mu`` invert delta by a safeguarded Newton method with gradients from
+the implicit function theorem (``ldpjax.roots``).
+
+Traced inputs. Argument checks (``ValueError``) run on concrete values only. Under ``jit`` the
+functions return NaN for out-of-domain entries (mu <= 0, eps < 0, delta outside (0, 1), NaN).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import erf, erfcx, log_ndtr, ndtr, ndtri
+
+from ldpjax import _validation as v
+from ldpjax.roots import bracketed_root
+from ldpjax.types import Array, ArrayLike
+
+_SQRT2 = math.sqrt(2.0)
+_LOG_HALF = math.log(0.5)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _float(*xs: ArrayLike) -> tuple[Array, ...]:
+    dtype = jnp.result_type(*xs, float)
+    return tuple(jnp.asarray(x, dtype) for x in xs)
+
+
+# --------------------------------------------------------------------------- privacy profile
+@jax.custom_jvp
+def _log_delta_finite(mu: Array, eps: Array) -> Array:
+    """log delta(eps) for finite mu > 0 and finite eps >= 0 (no validation)."""
+    a = -eps / mu + 0.5 * mu
+    nonneg = a >= 0
+    # Branch a >= 0: Phi(a) >= 1/2, subtract directly.
+    eps_pos = jnp.where(nonneg, eps, 0.0)
+    a_pos = -eps_pos / mu + 0.5 * mu
+    direct = jnp.log(ndtr(a_pos) - jnp.exp(eps_pos + log_ndtr(a_pos - mu)))
+    # Branch a < 0: erfcx form, u = -a/sqrt2 > 0, v = u + mu/sqrt2.
+    eps_neg = jnp.where(nonneg, mu * mu, eps)
+    a_neg = -eps_neg / mu + 0.5 * mu
+    u = -a_neg / _SQRT2
+    w = u + mu / _SQRT2
+    scaled = _LOG_HALF - 0.5 * a_neg * a_neg + jnp.log(erfcx(u) - erfcx(w))
+    return jnp.where(nonneg, direct, scaled)
+
+
+def _log_delta_partials(mu: Array, eps: Array, log_delta: Array) -> tuple[Array, Array]:
+    """(d log delta / d mu, d log delta / d eps) from phi(a) and -e^eps Phi(b), in log space."""
+    a = -eps / mu + 0.5 * mu
+    log_gauss = -0.5 * a * a - log_delta
+    d_mu = jnp.exp(log_gauss - _LOG_SQRT_2PI)
+    d_eps = -jnp.exp(log_gauss + _LOG_HALF) * erfcx((eps / mu + 0.5 * mu) / _SQRT2)
+    return d_mu, d_eps
+
+
+@_log_delta_finite.defjvp
+def _log_delta_finite_jvp(primals, tangents):
+    mu, eps = primals
+    mu_dot, eps_dot = tangents
+    log_delta = _log_delta_finite(mu, eps)
+    d_mu, d_eps = _log_delta_partials(mu, eps, log_delta)
+    return log_delta, d_mu * mu_dot + d_eps * eps_dot
+
+
+def _log_delta(mu: Array, eps: Array) -> Array:
+    """log delta(eps) on the whole closed domain, with inf handling and NaN outside it."""
+    mu, eps = jnp.broadcast_arrays(mu, eps)
+    finite = jnp.isfinite(mu) & jnp.isfinite(eps)
+    safe_mu = jnp.where(finite, mu, 1.0)
+    safe_eps = jnp.where(finite, eps, 1.0)
+    core = _log_delta_finite(safe_mu, safe_eps)
+    out = jnp.where(
+        finite,
+        core,
+        jnp.where(jnp.isinf(eps), -jnp.inf, 0.0),  # eps = inf -> delta = 0; mu = inf -> 1
+    )
+    valid = (mu > 0) & (eps >= 0)
+    return v.valid_or_nan(valid, out)
+
+
+def gdp_log_delta(mu: ArrayLike, eps: ArrayLike) -> Array:
+    """Natural log of :func:`gdp_delta`; accurate where delta underflows (large eps, small mu).
+
+    Args:
+      mu: GDP parameter, in (0, inf]. ``mu = inf`` (no privacy) gives log delta = 0.
+      eps: epsilon, in [0, inf]. ``eps = inf`` gives -inf.
+    """
+    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
+    v.check_range("eps", eps, 0.0, jnp.inf)
+    mu, eps = _float(mu, eps)
+    return _log_delta(mu, eps)
+
+
+def gdp_delta(mu: ArrayLike, eps: ArrayLike) -> Array:
+    """delta(eps) of a mu-GDP mechanism (Dong, Roth & Su 2019, Corollary 2.13).
+
+    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
+
+    Args:
+      mu: GDP parameter, in (0, inf]; ``mu = inf`` gives delta = 1 for every finite eps.
+      eps: epsilon, in [0, inf]; ``eps = inf`` gives delta = 0.
+
+    Returns:
+      delta in [0, 1], broadcast over ``mu`` and ``eps``. Differentiable in both arguments
+      (closed-form derivatives phi(a) and -e^eps Phi(b)).
+
+    Example:
+      >>> float(gdp_delta(1.0, 1.0))  # doctest: +ELLIPSIS
+      0.1269...
+    """
+    return jnp.exp(gdp_log_delta(mu, eps))
+
+
+# --------------------------------------------------------------------------- inversions
+def _eps_residual(eps: Array, mu: Array, log_delta_target: Array) -> Array:
+    return _log_delta_finite(mu, eps) - log_delta_target
+
+
+def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> Array:
+    """Smallest eps >= 0 such that a mu-GDP mechanism is (eps, delta)-DP.
+
+    Solves ``gdp_delta(mu, eps) = delta`` by a safeguarded Newton method on log delta over the
+    bracket [0, mu (mu/2 - Phi^{-1}(delta))] (at the right end Phi(a) = delta > delta(eps)).
+    The gradient is exact, by the implicit function theorem:
+    d eps / d mu = phi(a) / (e^eps Phi(b)), d eps / d delta = -1 / (e^eps Phi(b)).
+
+    Args:
+      mu: GDP parameter, in (0, inf]; ``mu = inf`` gives eps = inf; mu -> 0 gives eps -> 0.
+      delta: in (0, 1). When delta >= delta(0) = 2 Phi(mu/2) - 1 the answer is eps = 0.
+
+    Example:
+      >>> round(float(gdp_epsilon(1.0, 1e-5)), 4)
+      4.3772
+    """
+    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
+    v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    mu, delta = _float(mu, delta)
+    mu, delta = jnp.broadcast_arrays(mu, delta)
+    valid = (mu > 0) & (delta > 0) & (delta < 1)
+    finite_mu = jnp.isfinite(mu)
+    safe_mu = jnp.where(finite_mu & valid, mu, 1.0)
+    delta_at_zero = erf(safe_mu / (2.0 * _SQRT2))
+    zero = delta >= delta_at_zero
+    safe_delta = jnp.where(valid & ~zero, delta, 0.5 * delta_at_zero)
+    hi = safe_mu * (0.5 * safe_mu - ndtri(safe_delta))
+    root = bracketed_root(
+        _eps_residual, jnp.zeros_like(hi), hi, safe_mu, jnp.log(safe_delta), num_iters=64
+    )
+    eps = jnp.where(zero, 0.0, root)
+    eps = jnp.where(finite_mu, eps, jnp.inf)
+    return v.valid_or_nan(valid, eps)
+
+
+def _mu_residual(log_mu: Array, eps: Array, log_delta_target: Array) -> Array:
+    return _log_delta_finite(jnp.exp(log_mu), eps) - log_delta_target
+
+
+def gdp_mu(eps: ArrayLike, delta: ArrayLike) -> Array:
+    """The mu whose GDP curve passes through (eps, delta): inverse of :func:`gdp_delta` in mu.
+
+    Useful to calibrate a Gaussian mechanism to a target (eps, delta). Solved in log mu over
+    [1e-8, 1e4] (delta is increasing in mu) with implicit gradients.
+
+    Args:
+      eps: in [0, 1e3].
+      delta: in (0, 1).
+    """
+    v.check_range("eps", eps, 0.0, 1e3)
+    v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    eps, delta = _float(eps, delta)
+    eps, delta = jnp.broadcast_arrays(eps, delta)
+    valid = (eps >= 0) & (eps <= 1e3) & (delta > 0) & (delta < 1)
+    safe_eps = jnp.where(valid, eps, 1.0)
+    safe_delta = jnp.where(valid, delta, 0.5)
+    lo = jnp.full_like(safe_eps, math.log(1e-8))
+    hi = jnp.full_like(safe_eps, math.log(1e4))
+    log_mu = bracketed_root(_mu_residual, lo, hi, safe_eps, jnp.log(safe_delta), num_iters=96)
+    return v.valid_or_nan(valid, jnp.exp(log_mu))
+
+
+# --------------------------------------------------------------------------- curves and algebra
+def gdp_tradeoff(mu: ArrayLike, alpha: ArrayLike) -> Array:
+    """Tradeoff function G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu) (type II error at level alpha).
+
+    Computed as Phi(-Phi^{-1}(alpha) - mu) to stay accurate for tiny alpha.
+
+    Args:
+      mu: in (0, inf]; ``mu = inf`` gives 0 for every alpha > 0.
+      alpha: type I error, in [0, 1].
+    """
+    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
+    v.check_range("alpha", alpha, 0.0, 1.0)
+    mu, alpha = _float(mu, alpha)
+    valid = (mu > 0) & (alpha >= 0) & (alpha <= 1)
+    out = ndtr(-ndtri(alpha) - mu)
+    out = jnp.where(jnp.isinf(mu) & (alpha > 0), 0.0, out)
+    return v.valid_or_nan(valid, out)
+
+
+def gdp_compose(mus: ArrayLike, axis: int = -1) -> Array:
+    """Composition of GDP mechanisms: sqrt(sum_i mu_i^2)-GDP (Dong et al., Corollary 3.3).
+
+    Args:
+      mus: GDP parameters in [0, inf], reduced along ``axis`` (0 means a mechanism that
+        reveals nothing, so it adds nothing).
+      axis: the axis holding the composed mechanisms.
+    """
+    v.check_range("mus", mus, 0.0, jnp.inf)
+    (mus,) = _float(mus)
+    squares = jnp.sum(mus * mus, axis=axis)
+    positive = squares > 0
+    out = jnp.where(positive, jnp.sqrt(jnp.where(positive, squares, 1.0)), 0.0)
+    return v.valid_or_nan(jnp.all(mus >= 0, axis=axis), out)
+
+
+def gaussian_mu(sensitivity: ArrayLike, sigma: ArrayLike) -> Array:
+    """GDP parameter of the Gaussian mechanism: mu = sensitivity / sigma (Dong et al., Thm 2.7).
+
+    Args:
+      sensitivity: l2 sensitivity, in [0, inf).
+      sigma: noise standard deviation, in [0, inf); sigma = 0 means no noise (mu = inf).
+    """
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, high_open=True)
+    v.check_range("sigma", sigma, 0.0, jnp.inf, high_open=True)
+    sensitivity, sigma = _float(sensitivity, sigma)
+    valid = (sensitivity >= 0) & (sigma >= 0)
+    out = jnp.where(sigma > 0, sensitivity / jnp.where(sigma > 0, sigma, 1.0), jnp.inf)
+    out = jnp.where(sensitivity == 0, 0.0, out)
+    return v.valid_or_nan(valid, out)
+
+
+__all__ = [
+    "gaussian_mu",
+    "gdp_compose",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_log_delta",
+    "gdp_mu",
+    "gdp_tradeoff",
+]

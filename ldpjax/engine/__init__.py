@@ -1,0 +1,27 @@
+"""The shared engine: one way to run every ldpjax algorithm (scan x vmap x shard x chunk)."""
+
+from ldpjax.engine import record
+from ldpjax.engine.base import Algorithm
+from ldpjax.engine.base import InitFn
+from ldpjax.engine.base import StepFn
+from ldpjax.engine.grid import product_grid
+from ldpjax.engine.keys import make_key
+from ldpjax.engine.keys import seed_keys
+from ldpjax.engine.record import Recorder
+from ldpjax.engine.simulate import SimulationResult
+from ldpjax.engine.simulate import rollout
+from ldpjax.engine.simulate import simulate
+
+__all__ = [
+    "Algorithm",
+    "InitFn",
+    "Recorder",
+    "SimulationResult",
+    "StepFn",
+    "make_key",
+    "product_grid",
+    "record",
+    "rollout",
+    "seed_keys",
+    "simulate",
+]

@@ -1,0 +1,46 @@
+"""The algorithm contract shared by every ldpjax algorithm.
+
+An algorithm is a pair of pure functions (optax's ``GradientTransformation``, blackjax's
+``SamplingAlgorithm``):
+
+* ``init(params, key) -> state``
+* ``step(params, state, inputs, key) -> (state, outputs)``
+
+``params`` is a pytree of *numeric* parameters (budgets, learning rates, CTRs) whose leaves are
+arrays, so a sweep over them is a ``vmap`` and ``jax.grad`` reaches them. Settings that change
+shapes (number of experts, horizon, window lengths) are static: they are fixed when the
+algorithm is built, typically from a frozen dataclass passed to a cached factory. ``state`` is
+an immutable pytree (``NamedTuple``) holding what the next step needs; ``outputs`` holds the
+per-step diagnostics (action, gain, batch size, ...) that a recorder reduces. ``inputs`` is the
+slice at time t of an optional time-indexed pytree (e.g. a row of a gains matrix), or ``None``.
+
+Keys: the engine gives ``init`` its own key and step t the key ``fold_in(run_key, t)``, so a
+run's randomness does not depend on how time or seeds are chunked. Algorithms keep their own
+clock in ``state`` when they need t.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+from ldpjax.types import PRNGKey, PyTree
+
+
+class InitFn(Protocol):
+    def __call__(self, params: PyTree, key: PRNGKey) -> PyTree: ...
+
+
+class StepFn(Protocol):
+    def __call__(
+        self, params: PyTree, state: PyTree, inputs: Any, key: PRNGKey
+    ) -> tuple[PyTree, PyTree]: ...
+
+
+class Algorithm(NamedTuple):
+    """A pure ``(init, step)`` pair. Build it once (e.g. in a cached factory) and reuse it."""
+
+    init: InitFn
+    step: StepFn
+
+
+__all__ = ["Algorithm", "InitFn", "StepFn"]

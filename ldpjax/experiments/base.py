@@ -1,0 +1,247 @@
+"""Experiment records, the run context handed to experiments, and the registry.
+
+An experiment is a frozen :class:`Experiment` whose ``run(ctx)`` returns an
+:class:`ExperimentResult` (tables, figures, a one-paragraph summary, the data it used). Each
+module in ``ldpjax/experiments/`` that defines a module-level ``EXPERIMENT`` (or a tuple
+``EXPERIMENTS``) is registered automatically; :func:`register` adds one from anywhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import pkgutil
+import sys
+import zlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from ldpjax.progress import ProgressBar
+
+Table = list[dict[str, Any]]
+
+
+# --------------------------------------------------------------------------- option parsing
+def _list_of(kind: Callable[[str], Any]) -> Callable[[str], tuple]:
+    def parse(text: str) -> tuple:
+        items = [t.strip() for t in str(text).split(",") if t.strip()]
+        if not items:
+            raise ValueError("expected a comma-separated list")
+        return tuple(kind(t) for t in items)
+
+    parse.__name__ = f"list[{getattr(kind, '__name__', 'value')}]"
+    return parse
+
+
+def _float(text: str) -> float:
+    return float(text)
+
+
+floats = _list_of(_float)
+ints = _list_of(int)
+strs = _list_of(str)
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """A command-line option of an experiment: ``--name VALUE``.
+
+    ``parse`` turns the text into a value (``float``, ``int``, ``str``, ``floats``, ``ints``,
+    ``strs`` or any callable); ``default`` may be overridden per size by ``Experiment.sizes``.
+    """
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """A registered experiment.
+
+    Attributes:
+      name: CLI name (``ldpjax run NAME``).
+      description: one line for ``ldpjax list``.
+      run: ``run(ctx: RunContext) -> ExperimentResult``.
+      options: experiment-specific :class:`Option` s.
+      sizes: per size (``small``, ``paper``) the option defaults and ``seeds``.
+      requires: optional check returning None when runnable, else a message saying what is
+        missing and how to install it (``run`` exits 2; ``reproduce`` skips with a notice).
+      in_reproduce: whether ``ldpjax reproduce`` runs it.
+      order: position in ``list`` / ``reproduce``.
+    """
+
+    name: str
+    description: str
+    run: Callable[[RunContext], ExperimentResult]
+    options: tuple[Option, ...] = ()
+    sizes: Mapping[str, Mapping[str, Any]] = dataclasses.field(
+        default_factory=lambda: {"small": {"seeds": 10}, "paper": {"seeds": 100}}
+    )
+    requires: Callable[[], str | None] | None = None
+    in_reproduce: bool = True
+    order: int = 100
+
+    def config_for(self, size: str) -> dict[str, Any]:
+        if size not in self.sizes:
+            raise ValueError(f"size must be one of {sorted(self.sizes)}, got {size!r}")
+        config = {opt.name: opt.default for opt in self.options}
+        config.update({k: v for k, v in self.sizes[size].items() if k != "seeds"})
+        return config
+
+    def seeds_for(self, size: str) -> int:
+        return int(self.sizes[size].get("seeds", 1))
+
+
+@dataclasses.dataclass
+class ExperimentResult:
+    """What an experiment returns; the runner writes it to disk.
+
+    Attributes:
+      tables: name -> list of row dicts (written as ``name.csv`` and ``name.json``).
+      figures: name -> matplotlib ``Figure`` (written as ``name.png``).
+      summary: one paragraph, printed and saved as ``summary.txt``.
+      data: which data the run used (e.g. "real HHS file ..." or "synthetic stand-in ...").
+      extra: anything else worth keeping in ``run.json`` (JSON-serialisable).
+    """
+
+    tables: dict[str, Table] = dataclasses.field(default_factory=dict)
+    figures: dict[str, Any] = dataclasses.field(default_factory=dict)
+    summary: str = ""
+    data: str = "synthetic (no data files)"
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class RunContext:
+    """Everything an experiment needs to run: its configuration, keys, output folder, devices.
+
+    Use :meth:`key_for` to get an independent key per sub-study and :meth:`simulate` (the
+    engine's ``simulate`` with this run's checkpoint folder, progress bar and devices).
+    """
+
+    name: str
+    size: str
+    config: dict[str, Any]
+    num_seeds: int
+    seed: int
+    key: jax.Array
+    key_impl: str
+    out_dir: Path
+    show_progress: bool = True
+    devices: Any = None
+    messages: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.out_dir / "chunks"
+
+    def key_for(self, label: str) -> jax.Array:
+        """A key for one named part of the experiment (stable across runs and processes)."""
+        return jax.random.fold_in(self.key, zlib.crc32(label.encode()) & 0x7FFFFFFF)
+
+    def progress(self, total: float, label: str) -> ProgressBar:
+        return ProgressBar(total, desc=f"{self.name}: {label}", enabled=self.show_progress)
+
+    def simulate(self, algorithm, params, num_steps=None, *, label: str, **kwargs):
+        """``ldpjax.engine.simulate`` with this run's key stream, checkpoints and progress."""
+        from ldpjax.engine import simulate
+
+        kwargs.setdefault("num_seeds", self.num_seeds)
+        kwargs.setdefault("checkpoint_dir", self.checkpoint_dir)
+        kwargs.setdefault("devices", self.devices)
+        key = kwargs.pop("key", None)
+        key = self.key_for(label) if key is None else key
+        num_seeds = kwargs["num_seeds"]
+        steps = num_steps
+        if steps is None and kwargs.get("inputs") is not None:
+            steps = jax.tree_util.tree_leaves(kwargs["inputs"])[0].shape[0]
+        with self.progress(num_seeds * (steps or 1), label) as bar:
+            kwargs.setdefault("progress", bar)
+            return simulate(algorithm, params, key, num_steps, **kwargs)
+
+    def log(self, message: str) -> None:
+        self.messages.append(message)
+        print(f"[{self.name}] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- registry
+_REGISTRY: dict[str, Experiment] = {}
+_DISCOVERED = False
+
+
+def register(experiment: Experiment) -> Experiment:
+    """Add an experiment to the registry (replacing one of the same name)."""
+    if not isinstance(experiment, Experiment):
+        raise TypeError("register() takes an ldpjax.experiments.Experiment")
+    _REGISTRY[experiment.name] = experiment
+    return experiment
+
+
+def _discover() -> None:
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    import ldpjax.experiments as package
+
+    for module_info in pkgutil.iter_modules(package.__path__):
+        if module_info.name.startswith("_") or module_info.name in ("base", "runner"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        found = getattr(module, "EXPERIMENTS", ())
+        if hasattr(module, "EXPERIMENT"):
+            found = (module.EXPERIMENT, *found)
+        for experiment in found:
+            register(experiment)
+
+
+def load_plugin(path: str | Path) -> None:
+    """Import a Python file that calls :func:`register` (``ldpjax --plugin FILE``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"plugin file {str(path)!r} does not exist")
+    spec = importlib.util.spec_from_file_location(f"ldpjax_plugin_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for experiment in (getattr(module, "EXPERIMENT", None), *getattr(module, "EXPERIMENTS", ())):
+        if experiment is not None:
+            register(experiment)
+
+
+def get_experiment(name: str) -> Experiment:
+    _discover()
+    if name not in _REGISTRY:
+        raise KeyError(name)
+    return _REGISTRY[name]
+
+
+def list_experiments() -> list[Experiment]:
+    _discover()
+    return sorted(_REGISTRY.values(), key=lambda e: (e.order, e.name))
+
+
+__all__ = [
+    "Experiment",
+    "ExperimentResult",
+    "Option",
+    "RunContext",
+    "Table",
+    "floats",
+    "get_experiment",
+    "ints",
+    "list_experiments",
+    "load_plugin",
+    "register",
+    "strs",
+]

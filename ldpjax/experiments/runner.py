@@ -1,0 +1,177 @@
+"""Run an experiment and write its outputs: tables (CSV + JSON), plots (PNG), run.json."""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from ldpjax.engine.keys import make_key, resolve_impl
+from ldpjax.experiments.base import Experiment, ExperimentResult, RunContext, Table
+
+_PACKAGES = ("ldpjax", "jax", "jaxlib", "numpy", "optax", "chex", "matplotlib")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def jax_environment() -> dict[str, Any]:
+    devices = jax.devices()
+    return {
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in devices],
+        "device_kind": devices[0].device_kind if devices else None,
+        "process_count": jax.process_count(),
+        "x64": bool(jax.config.jax_enable_x64),
+    }
+
+
+def _git_commit() -> str | None:
+    try:
+        here = Path(__file__).resolve().parent
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.ndarray, jax.Array)):
+        return _jsonable(np.asarray(value).tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _csv_cell(value: Any) -> Any:
+    value = _jsonable(value)
+    if isinstance(value, float):
+        return repr(value)
+    if value is None:
+        return "nan"
+    return value
+
+
+def write_table(directory: Path, name: str, rows: Table) -> list[Path]:
+    columns: list[str] = []
+    for row in rows:
+        for column in row:
+            if column not in columns:
+                columns.append(column)
+    csv_path = directory / f"{name}.csv"
+    with open(csv_path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: _csv_cell(row.get(c)) for c in columns})
+    json_path = directory / f"{name}.json"
+    json_path.write_text(json.dumps({"columns": columns, "rows": _jsonable(rows)}, indent=1))
+    return [csv_path, json_path]
+
+
+def run_experiment(
+    experiment: Experiment,
+    *,
+    size: str = "small",
+    seeds: int | None = None,
+    out_dir: str | os.PathLike | None = None,
+    overrides: dict[str, Any] | None = None,
+    seed: int = 0,
+    key_impl: str = "threefry2x32",
+    show_progress: bool = True,
+    quiet: bool = False,
+    command: list[str] | None = None,
+) -> tuple[ExperimentResult, Path]:
+    """Run one experiment and write everything under ``out_dir`` (default ``results/NAME``)."""
+    config = experiment.config_for(size)
+    for name, value in (overrides or {}).items():
+        if name not in config:
+            raise ValueError(f"experiment {experiment.name!r} has no option {name!r}")
+        config[name] = value
+    num_seeds = experiment.seeds_for(size) if seeds is None else int(seeds)
+    if num_seeds < 1:
+        raise ValueError(f"--seeds must be >= 1, got {num_seeds}")
+    key_impl = resolve_impl(key_impl)
+    out = Path(out_dir) if out_dir is not None else Path("results") / experiment.name
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = RunContext(
+        name=experiment.name,
+        size=size,
+        config=config,
+        num_seeds=num_seeds,
+        seed=seed,
+        key=make_key(seed, key_impl),
+        key_impl=key_impl,
+        out_dir=out,
+        show_progress=show_progress,
+    )
+    started = _dt.datetime.now(_dt.timezone.utc)
+    clock = time.perf_counter()
+    result = experiment.run(ctx)
+    wall = time.perf_counter() - clock
+
+    written: list[Path] = []
+    for name, rows in result.tables.items():
+        written += write_table(out, name, rows)
+    for name, figure in result.figures.items():
+        path = out / f"{name}.png"
+        figure.savefig(path, dpi=120, bbox_inches="tight")
+        written.append(path)
+    (out / "summary.txt").write_text(result.summary.strip() + "\n")
+    run_info = {
+        "experiment": experiment.name,
+        "description": experiment.description,
+        "size": size,
+        "config": config,
+        "seeds": num_seeds,
+        "seed": seed,
+        "key_impl": key_impl,
+        "data": result.data,
+        "command": command if command is not None else sys.argv,
+        "versions": package_versions(),
+        "jax": jax_environment(),
+        "git_commit": _git_commit(),
+        "started_utc": started.isoformat(),
+        "wall_seconds": round(wall, 3),
+        "outputs": sorted(p.name for p in written) + ["summary.txt"],
+        "messages": ctx.messages,
+        "extra": result.extra,
+    }
+    (out / "run.json").write_text(json.dumps(_jsonable(run_info), indent=2))
+    if not quiet:
+        print(f"\n== {experiment.name} ({size}, {num_seeds} seeds, {wall:.1f} s) -> {out}")
+        print(f"Data: {result.data}")
+        print(result.summary.strip())
+    return result, out
+
+
+__all__ = ["jax_environment", "package_versions", "run_experiment", "write_table"]

@@ -1,0 +1,34 @@
+"""Shared test configuration.
+
+* Tests run in JAX's default precision (float32) unless they ask for the ``x64`` fixture,
+  which enables float64 for that test only (accounting accuracy, finite differences).
+* ``@pytest.mark.slow`` marks long statistical / full-size tests; the Quickstart/CI command
+  deselects them with ``-m "not slow"``.
+* ``REPO`` and ``SHARED_DATA`` locate the repository and ``../shared/data`` (tests that need
+  real data skip when it is absent).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jax
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("LDPJAX_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def x64():
+    """Enable float64 for one test."""
+    with jax.enable_x64(True):
+        yield
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder {SHARED_DATA} not present")
+    return SHARED_DATA
