@@ -29,6 +29,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.special import erf, erfcx, log_ndtr, ndtr, ndtri
 
 from ldpjax import _validation as v
@@ -41,8 +42,21 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _float(*xs: ArrayLike) -> tuple[Array, ...]:
+    """Arrays of one common floating dtype (lists and tuples accepted)."""
+    xs = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x for x in xs)
     dtype = jnp.result_type(*xs, float)
     return tuple(jnp.asarray(x, dtype) for x in xs)
+
+
+def _check_representable(name: str, value: Array) -> None:
+    """delta in (0, 1) must stay in (0, 1) after the cast to the computation dtype."""
+    if v.is_concrete(value):
+        arr = np.asarray(value)
+        if np.any((arr <= 0) | (arr >= 1)):
+            raise ValueError(
+                f"{name} must be in (0, 1) in the computation dtype {arr.dtype}; a value "
+                "rounds to 0 or 1 there (use float64: jax.config.update('jax_enable_x64', True))"
+            )
 
 
 # --------------------------------------------------------------------------- privacy profile
@@ -98,6 +112,9 @@ def _log_delta(mu: Array, eps: Array) -> Array:
     return v.valid_or_nan(valid, out)
 
 
+_log_delta_jit = jax.jit(_log_delta)
+
+
 def gdp_log_delta(mu: ArrayLike, eps: ArrayLike) -> Array:
     """Natural log of :func:`gdp_delta`; accurate where delta underflows (large eps, small mu).
 
@@ -107,8 +124,7 @@ def gdp_log_delta(mu: ArrayLike, eps: ArrayLike) -> Array:
     """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("eps", eps, 0.0, jnp.inf)
-    mu, eps = _float(mu, eps)
-    return _log_delta(mu, eps)
+    return _log_delta_jit(*_float(mu, eps))
 
 
 def gdp_delta(mu: ArrayLike, eps: ArrayLike) -> Array:
@@ -155,6 +171,12 @@ def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> Array:
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     mu, delta = _float(mu, delta)
+    _check_representable("delta", delta)
+    return _gdp_epsilon(mu, delta)
+
+
+@jax.jit
+def _gdp_epsilon(mu: Array, delta: Array) -> Array:
     mu, delta = jnp.broadcast_arrays(mu, delta)
     valid = (mu > 0) & (delta > 0) & (delta < 1)
     finite_mu = jnp.isfinite(mu)
@@ -188,6 +210,12 @@ def gdp_mu(eps: ArrayLike, delta: ArrayLike) -> Array:
     v.check_range("eps", eps, 0.0, 1e3)
     v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     eps, delta = _float(eps, delta)
+    _check_representable("delta", delta)
+    return _gdp_mu(eps, delta)
+
+
+@jax.jit
+def _gdp_mu(eps: Array, delta: Array) -> Array:
     eps, delta = jnp.broadcast_arrays(eps, delta)
     valid = (eps >= 0) & (eps <= 1e3) & (delta > 0) & (delta < 1)
     safe_eps = jnp.where(valid, eps, 1.0)

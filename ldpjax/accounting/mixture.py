@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.special import log_ndtr, ndtr, ndtri
 
 from ldpjax import _validation as v
-from ldpjax.accounting.gdp import _log_delta
+from ldpjax.accounting.gdp import _float, _log_delta
 from ldpjax.roots import bracketed_root
 from ldpjax.types import Array, ArrayLike
 
@@ -31,7 +32,7 @@ def _check_mixture(mus: ArrayLike, weights: ArrayLike) -> None:
     v.check_range("mus", mus, 0.0, jnp.inf, low_open=True, high_open=True)
     v.check_sums_to_one("weights", weights)
     if v.is_concrete((mus, weights)):
-        ms, ws = jnp.shape(mus), jnp.shape(weights)
+        ms, ws = np.shape(mus), np.shape(weights)
         if not ms or not ws or ms[-1] != ws[-1]:
             raise ValueError(
                 "mus and weights must have the same (non-empty) last axis of mixture "
@@ -49,10 +50,11 @@ def gdp_mixture_delta(mus: ArrayLike, weights: ArrayLike, eps: ArrayLike) -> Arr
     """
     _check_mixture(mus, weights)
     v.check_range("eps", eps, 0.0, jnp.inf)
-    dtype = jnp.result_type(mus, weights, eps, float)
-    mus = jnp.asarray(mus, dtype)
-    weights = jnp.asarray(weights, dtype)
-    eps = jnp.asarray(eps, dtype)
+    return _mixture_delta(*_float(mus, weights, eps))
+
+
+@jax.jit
+def _mixture_delta(mus: Array, weights: Array, eps: Array) -> Array:
     safe_mus = jnp.where(mus > 0, mus, 1.0)
     deltas = jnp.exp(_log_delta(safe_mus, eps[..., None]))
     out = jnp.sum(weights * deltas, axis=-1)
@@ -83,10 +85,11 @@ def gdp_mixture_tradeoff(mus: ArrayLike, weights: ArrayLike, alpha: ArrayLike) -
     """
     _check_mixture(mus, weights)
     v.check_range("alpha", alpha, 0.0, 1.0)
-    dtype = jnp.result_type(mus, weights, alpha, float)
-    mus = jnp.asarray(mus, dtype)
-    weights = jnp.asarray(weights, dtype)
-    alpha = jnp.asarray(alpha, dtype)
+    return _mixture_tradeoff(*_float(mus, weights, alpha))
+
+
+@jax.jit
+def _mixture_tradeoff(mus: Array, weights: Array, alpha: Array) -> Array:
     batch = jnp.broadcast_shapes(mus.shape[:-1], weights.shape[:-1], alpha.shape)
     m = max(mus.shape[-1], weights.shape[-1])
     mus = jnp.broadcast_to(mus, batch + (m,))

@@ -21,12 +21,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
+from ldpjax.accounting.gdp import _float as _f
 from ldpjax.types import Array, ArrayLike
 
 
-def _f(*xs):
-    dtype = jnp.result_type(*xs, float)
-    return tuple(jnp.asarray(x, dtype) for x in xs)
 
 
 def rr_epsilon(r: ArrayLike) -> Array:

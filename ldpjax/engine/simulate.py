@@ -413,7 +413,9 @@ def simulate(
                 bar.update(size * num_steps)
             continue
         runs = num_points * size
-        padded = -(-runs // num_devices) * num_devices
+        # Every chunk has the same (padded) batch shape, so the kernels compile once; padding
+        # repeats the last run and is dropped afterwards.
+        padded = -(-(num_points * seed_chunk) // num_devices) * num_devices
         run_ids = np.minimum(np.arange(padded), runs - 1)
         param_idx = _place(mesh, (run_ids // size).astype(np.int32))
         seed_idx = _place(mesh, (seed_offset + first + run_ids % size).astype(np.int32))

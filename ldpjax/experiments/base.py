@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import pkgutil
 import sys
+import warnings
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -198,7 +199,16 @@ def _discover() -> None:
     for module_info in pkgutil.iter_modules(package.__path__):
         if module_info.name.startswith("_") or module_info.name in ("base", "runner"):
             continue
-        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        try:
+            module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        except Exception as err:  # noqa: BLE001 - one broken module must not hide the others
+            warnings.warn(
+                f"ldpjax: experiment module {module_info.name!r} failed to import "
+                f"({type(err).__name__}: {err}); its experiments are unavailable",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            continue
         found = getattr(module, "EXPERIMENTS", ())
         if hasattr(module, "EXPERIMENT"):
             found = (module.EXPERIMENT, *found)

@@ -1,0 +1,239 @@
+"""The engine: keys, chunk/device invariance, recorders, grids, checkpoints and resume."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ldpjax.demo.noisy_counter import counter_params, noisy_counter
+from ldpjax.engine import Algorithm, make_key, product_grid, record, rollout, simulate
+from ldpjax.engine.simulate import _kernels
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "sweep_script.py"
+REPO = HERE.parents[1]
+
+
+class WalkParams(NamedTuple):
+    scale: jax.Array
+    drift: jax.Array
+
+
+class WalkState(NamedTuple):
+    position: jax.Array
+    clock: jax.Array
+
+
+def _walk_init(params, key):
+    return WalkState(jax.random.normal(key, (3,)) * 0.0, jnp.zeros((), jnp.int32))
+
+
+def _walk_step(params, state, inputs, key):
+    push = 0.0 if inputs is None else inputs
+    move = params.scale * jax.random.normal(key, (3,)) + params.drift + push
+    state = WalkState(state.position + move, state.clock + 1)
+    return state, {"position": state.position, "norm": jnp.sum(state.position**2)}
+
+
+WALK = Algorithm(_walk_init, _walk_step)
+INPUTS = jnp.linspace(0.0, 1.0, 40)[:, None] * jnp.ones((1, 3))
+
+
+def test_rollout_equals_simulate_seed_and_record_invariants():
+    params = WalkParams(jnp.float32(1.0), jnp.float32(0.1))
+    rec = record.combine(
+        last=record.last(lambda o: o["position"]),
+        total=record.total(lambda o: o["norm"]),
+        mean=record.mean(lambda o: o["norm"]),
+        steps=record.every_step(lambda o: o["norm"]),
+        marks=record.at_steps([1, 10, 40], lambda o: o["norm"], cumulative=True),
+        values=record.at_steps([5, 40], lambda o: o["norm"]),
+    )
+    res = simulate(WALK, params, make_key(0), inputs=INPUTS, num_seeds=5, record=rec)
+    steps = res.record["steps"]
+    assert steps.shape == (5, 40)
+    np.testing.assert_allclose(res.record["total"], steps.sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(res.record["mean"], steps.mean(-1), rtol=1e-5)
+    np.testing.assert_allclose(res.record["marks"], np.cumsum(steps, -1)[:, [0, 9, 39]], rtol=1e-5)
+    np.testing.assert_array_equal(res.record["values"], steps[:, [4, 39]])
+    np.testing.assert_array_equal(res.record["last"], res.state.position)
+    np.testing.assert_array_equal(res.state.clock, 40)
+    for s in (0, 3):
+        state, one = jax.jit(lambda k, s=s: rollout(WALK, params, k, inputs=INPUTS, record=rec, seed_index=s))(make_key(0))
+        chex.assert_trees_all_close(one, jax.tree_util.tree_map(lambda x: x[s], res.record), rtol=1e-6)
+
+
+def test_results_do_not_depend_on_chunking():
+    params = product_grid(WalkParams(jnp.float32(1.0), jnp.float32(0.0)), scale=[0.5, 1.0, 2.0])
+    kw = dict(inputs=INPUTS, num_seeds=10, grid_ndim=1, record=record.every_step(lambda o: o["norm"]))
+    base = simulate(WALK, params, make_key(1), **kw)
+    for seed_chunk, time_chunk in [(3, None), (4, 13)]:
+        other = simulate(WALK, params, make_key(1), seed_chunk=seed_chunk, time_chunk=time_chunk, **kw)
+        np.testing.assert_array_equal(base.record, other.record)
+    # seed_offset continues the same stream of seeds
+    tail = simulate(WALK, params, make_key(1), seed_offset=6, **{**kw, "num_seeds": 4})
+    np.testing.assert_array_equal(base.record[:, 6:], tail.record)
+    # common random numbers: with drift 0 and zero inputs the paths scale with `scale`
+    zero = simulate(WALK, params, make_key(1), num_steps=5, num_seeds=2, grid_ndim=1,
+                    record=record.last(lambda o: o["position"]))
+    np.testing.assert_allclose(zero.record[2], 4 * zero.record[0], rtol=1e-5)
+
+
+def test_grid_shapes_product_and_validation():
+    params = product_grid(WalkParams(jnp.float32(1.0), jnp.float32(0.0)), scale=[1.0, 2.0], drift=[0.0, 0.1, 0.2])
+    assert params.scale.shape == (2, 3) and params.drift.shape == (2, 3)
+    np.testing.assert_allclose(params.drift[1], [0.0, 0.1, 0.2], rtol=1e-6)
+    res = simulate(WALK, params, make_key(2), 6, num_seeds=4, grid_ndim=2,
+                   record=record.last(lambda o: o["position"]))
+    assert res.record.shape == (2, 3, 4, 3)
+    with pytest.raises(ValueError, match="grid axes"):
+        simulate(WALK, WalkParams(jnp.ones(2), jnp.ones(3)), make_key(0), 3, grid_ndim=1)
+    with pytest.raises(ValueError, match="not a field"):
+        product_grid(WalkParams(1.0, 0.0), nope=[1])
+    with pytest.raises(ValueError, match="num_seeds"):
+        simulate(WALK, WalkParams(1.0, 0.0), make_key(0), 3, num_seeds=0)
+    with pytest.raises(ValueError, match="num_steps"):
+        simulate(WALK, WalkParams(1.0, 0.0), make_key(0))
+    with pytest.raises(ValueError, match="steps must be"):
+        record.at_steps([3, 2])
+
+
+def test_sweep_over_many_budgets_compiles_once():
+    alg = Algorithm(*noisy_counter())  # a fresh algorithm object: its own kernel cache entry
+    traces = {"n": 0}
+
+    def init(p, k):
+        traces["n"] += 1
+        return alg.init(p, k)
+
+    counted = Algorithm(init, alg.step)
+    rec = record.last(lambda o: o.error)
+    for i, mus in enumerate([np.linspace(0.1, 5, 1000), np.linspace(0.2, 3, 1000)]):
+        params = product_grid(counter_params(1.0), mu=mus)
+        simulate(counted, params, make_key(i), 10, num_seeds=3, grid_ndim=1, record=rec)
+    # init is traced by eval_shape (shape probe) and by the one compiled kernel, per call;
+    # a retrace of the kernel would add more. The kernel cache holds one entry per length.
+    info = _kernels.cache_info()
+    assert traces["n"] <= 4, traces
+    assert info.currsize >= 1
+
+
+def test_algorithm_type_and_key_checks():
+    with pytest.raises(TypeError):
+        simulate((_walk_init, _walk_step), WalkParams(1.0, 0.0), make_key(0), 3)
+    with pytest.raises(ValueError, match="key_impl"):
+        make_key(0, "mersenne")
+    with pytest.raises(ValueError, match="seed"):
+        make_key(-1)
+    legacy = jax.random.PRNGKey(0)
+    a = simulate(WALK, WalkParams(1.0, 0.0), legacy, 3, record=record.last(lambda o: o["norm"]))
+    b = simulate(WALK, WalkParams(1.0, 0.0), make_key(0), 3, record=record.last(lambda o: o["norm"]))
+    np.testing.assert_array_equal(a.record, b.record)
+
+
+def test_rbg_keys_run():
+    res = simulate(noisy_counter(), counter_params(1.0), make_key(0, "rbg"), 50, num_seeds=64,
+                   record=record.last(lambda o: o.error))
+    # error after 50 steps ~ N(0, 50): sd of the sample variance ratio sqrt(2/64) = 0.18; 5 sd
+    assert abs(res.record.var() / 50 - 1) < 5 * np.sqrt(2 / 64)
+
+
+def test_checkpoint_reuse_and_corruption_detection(tmp_path):
+    params = product_grid(counter_params(1.0), mu=[0.5, 1.0])
+    kw = dict(num_seeds=12, seed_chunk=4, grid_ndim=1, record=record.total(lambda o: o.error),
+              checkpoint_dir=tmp_path)
+    first = simulate(noisy_counter(), params, make_key(5), 30, **kw)
+    assert (first.info["chunks_computed"], first.info["chunks_loaded"]) == (3, 0)
+    again = simulate(noisy_counter(), params, make_key(5), 30, **kw)
+    assert (again.info["chunks_computed"], again.info["chunks_loaded"]) == (0, 3)
+    np.testing.assert_array_equal(first.record, again.record)
+    chex.assert_trees_all_equal(first.state, again.state)
+
+    files = sorted(Path(tmp_path).glob("*/chunk-*.npz"))
+    assert len(files) == 3
+    data = files[0].read_bytes()
+    files[0].write_bytes(data[: len(data) // 2])  # truncated (incomplete write)
+    raw = bytearray(files[1].read_bytes())
+    raw[len(raw) // 2] ^= 0xFF  # flipped bit inside an array
+    files[1].write_bytes(bytes(raw))
+    (files[2].parent / (files[2].name + ".tmp-999")).write_bytes(b"partial")
+    with pytest.warns(RuntimeWarning, match="invalid chunk"):
+        repaired = simulate(noisy_counter(), params, make_key(5), 30, **kw)
+    assert (repaired.info["chunks_computed"], repaired.info["chunks_loaded"]) == (2, 1)
+    np.testing.assert_array_equal(first.record, repaired.record)
+    assert not list(Path(tmp_path).glob("*/*.tmp-*"))
+
+    # a different configuration never reuses these chunks
+    other = simulate(noisy_counter(), params, make_key(6), 30, **kw)
+    assert other.info["chunks_loaded"] == 0
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env.update(extra)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path):
+    out = tmp_path / "devices.npz"
+    subprocess.run(
+        [sys.executable, str(SCRIPT), "devices", str(out)],
+        env=_env(XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu"),
+        check=True, timeout=600,
+    )
+    got = np.load(out)
+    assert int(got["four_devices_chunk250_devices"]) == 4
+    assert int(got["one_device_chunk1000_devices"]) == 1
+    reference = got["one_device_chunk1000_last"]
+    assert reference.shape == (4, 1000)
+    for name in ("four_devices_chunk250", "four_devices_chunk333_time20", "one_device_chunk7"):
+        np.testing.assert_array_equal(got[name + "_last"], reference)
+        np.testing.assert_array_equal(got[name + "_total"], got["one_device_chunk1000_total"])
+    # and the same numbers in this (single-device) process
+    params = product_grid(counter_params(1.0), mu=[0.25, 0.5, 1.0, 2.0])
+    here = simulate(noisy_counter(), params, make_key(7), 64, num_seeds=1000, grid_ndim=1,
+                    record=record.last(lambda o: o.error))
+    np.testing.assert_array_equal(here.record, reference)
+
+
+def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "slow", str(tmp_path / "killed.npz"), str(ckpt)],
+        env=_env(JAX_PLATFORMS="cpu"),
+    )
+    deadline = time.time() + 300
+    try:
+        while time.time() < deadline:
+            if len(list(ckpt.glob("*/chunk-*.npz"))) >= 2:
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        proc.kill()
+    finally:
+        proc.wait()
+    assert proc.returncode != 0, "the sweep finished before it could be interrupted"
+    done_at_kill = len(list(ckpt.glob("*/chunk-*.npz")))
+    assert 1 <= done_at_kill < 12
+
+    subprocess.run([sys.executable, str(SCRIPT), "slow", str(tmp_path / "resumed.npz"), str(ckpt)],
+                   env=_env(JAX_PLATFORMS="cpu"), check=True, timeout=600)
+    resumed = np.load(tmp_path / "resumed.npz")
+    assert int(resumed["loaded"]) == done_at_kill
+    assert int(resumed["computed"]) == 12 - done_at_kill
+    subprocess.run([sys.executable, str(SCRIPT), "slow", str(tmp_path / "fresh.npz"), str(tmp_path / "fresh")],
+                   env=_env(JAX_PLATFORMS="cpu"), check=True, timeout=600)
+    fresh = np.load(tmp_path / "fresh.npz")
+    np.testing.assert_array_equal(resumed["record"], fresh["record"])
