@@ -1,4 +1,13 @@
-"""ldpjax: batched JAX learning under local differential privacy."""
+"""ldpjax: batched, differentiable JAX for learning under local differential privacy.
+
+Subpackages: :mod:`ldpjax.accounting` (differentiable privacy accounting),
+:mod:`ldpjax.mechanisms` (local randomizers), :mod:`ldpjax.engine` (scan/vmap/shard/chunk
+simulation engine), :mod:`ldpjax.experts`, :mod:`ldpjax.quantile`, :mod:`ldpjax.bandits`
+(the three paper families), :mod:`ldpjax.experiments` (registered experiments, CLI runner).
+"""
+
+from ldpjax import _xla
+
+XLA_WORKAROUND = _xla.apply_workaround()
 
 __version__ = "0.1.0"
-

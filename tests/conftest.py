@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 
 import jax
+
+import ldpjax  # noqa: F401  (first: applies the XLA CPU workaround before any computation)
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
