@@ -13,6 +13,7 @@ Every recorder takes ``select``, a function applied to the step outputs first (e
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -61,6 +62,36 @@ def _identity_finalize(acc: PyTree, num_steps: int) -> PyTree:
     return acc
 
 
+def _memoized(factory):
+    """Return the same Recorder object for the same arguments.
+
+    The engine caches compiled kernels per (algorithm, recorder) object, so building
+    ``record.last()`` twice must not force a recompilation. Arguments are hashed by value
+    (sequences as tuples) and functions by identity: define ``select`` functions once (e.g. at
+    module level) rather than as fresh lambdas in a loop.
+    """
+    cache: dict = {}
+
+    @functools.wraps(factory)
+    def build(*args, **kwargs):
+        def freeze(x):
+            if isinstance(x, (list, np.ndarray)) or type(x) is tuple:
+                return tuple(np.asarray(x).ravel().tolist())
+            return x
+
+        key = (tuple(freeze(a) for a in args), tuple(sorted((k, freeze(v)) for k, v in kwargs.items())))
+        try:
+            hash(key)
+        except TypeError:
+            return factory(*args, **kwargs)
+        if key not in cache:
+            cache[key] = factory(*args, **kwargs)
+        return cache[key]
+
+    return build
+
+
+@_memoized
 def last(select: Select = None) -> Recorder:
     """Keep the outputs of the final step only."""
 
@@ -73,6 +104,7 @@ def last(select: Select = None) -> Recorder:
     return Recorder(init, update, _identity_finalize, f"last({_name(select)})")
 
 
+@_memoized
 def total(select: Select = None) -> Recorder:
     """Sum of the outputs over all steps (e.g. total gain). Sums in the outputs' dtype."""
 
@@ -85,6 +117,7 @@ def total(select: Select = None) -> Recorder:
     return Recorder(init, update, _identity_finalize, f"total({_name(select)})")
 
 
+@_memoized
 def mean(select: Select = None) -> Recorder:
     """Average of the outputs over all steps."""
     summed = total(select)
@@ -95,6 +128,7 @@ def mean(select: Select = None) -> Recorder:
     return Recorder(summed.init, summed.update, finalize, f"mean({_name(select)})")
 
 
+@_memoized
 def every_step(select: Select = None) -> Recorder:
     """Stack the outputs of every step along a new leading time axis (O(T) memory)."""
 
@@ -107,6 +141,7 @@ def every_step(select: Select = None) -> Recorder:
     return Recorder(init, update, _identity_finalize, f"every_step({_name(select)})")
 
 
+@_memoized
 def at_steps(steps: Sequence[int], select: Select = None, cumulative: bool = False) -> Recorder:
     """Outputs (or, with ``cumulative=True``, running sums) after the given numbers of steps.
 
@@ -148,6 +183,7 @@ def at_steps(steps: Sequence[int], select: Select = None, cumulative: bool = Fal
     return Recorder(init, update, finalize, f"at_steps({steps_np.tolist()},{kind},{_name(select)})")
 
 
+@_memoized
 def combine(**recorders: Recorder) -> Recorder:
     """Run several recorders side by side; the record is a dict with the same keys."""
     names = sorted(recorders)
