@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 
 import jax
+import pytest
 
 import ldpjax  # noqa: F401  (first: applies the XLA CPU workaround before any computation)
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("LDPJAX_SHARED_DATA", REPO.parent / "shared" / "data"))

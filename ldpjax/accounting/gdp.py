@@ -74,7 +74,9 @@ def _log_delta_finite(mu: Array, eps: Array) -> Array:
     a_neg = -eps_neg / mu + 0.5 * mu
     u = -a_neg / _SQRT2
     w = u + mu / _SQRT2
-    scaled = _LOG_HALF - 0.5 * a_neg * a_neg + jnp.log(erfcx(u) - erfcx(w))
+    # Clamp: when erfcx(u) - erfcx(w) cancels to <= 0 (mu^2 / eps below machine precision)
+    # the true delta has underflowed anyway; log(0) = -inf gives delta = 0, not NaN.
+    scaled = _LOG_HALF - 0.5 * a_neg * a_neg + jnp.log(jnp.maximum(erfcx(u) - erfcx(w), 0.0))
     return jnp.where(nonneg, direct, scaled)
 
 

@@ -25,8 +25,6 @@ from ldpjax.accounting.gdp import _float as _f
 from ldpjax.types import Array, ArrayLike
 
 
-
-
 def rr_epsilon(r: ArrayLike) -> Array:
     """eps of binary randomized response with truthful rate r: log((1 + r) / (1 - r)).
 

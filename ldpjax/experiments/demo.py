@@ -55,7 +55,7 @@ def run(ctx: RunContext) -> ExperimentResult:
             )
     fig, axes = figure()
     ax = axes[0, 0]
-    for i, mu in enumerate(mus):
+    for mu in mus:
         sim = [r["rmse"] for r in rows if r["mu"] == mu]
         (line,) = ax.plot(checkpoints, sim, "o", label=f"simulated, mu={mu:g}")
         ax.plot(checkpoints, [math.sqrt(t) / mu for t in checkpoints], "-", color=line.get_color())

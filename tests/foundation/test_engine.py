@@ -70,7 +70,7 @@ def test_rollout_equals_simulate_seed_and_record_invariants():
     np.testing.assert_array_equal(res.state.clock, 40)
     for s in (0, 3):
         state, one = jax.jit(lambda k, s=s: rollout(WALK, params, k, inputs=INPUTS, record=rec, seed_index=s))(make_key(0))
-        chex.assert_trees_all_close(one, jax.tree_util.tree_map(lambda x: x[s], res.record), rtol=1e-6)
+        chex.assert_trees_all_close(one, jax.tree_util.tree_map(lambda x, s=s: x[s], res.record), rtol=1e-6)
 
 
 def test_results_do_not_depend_on_chunking():

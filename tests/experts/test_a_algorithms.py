@@ -1,0 +1,415 @@
+"""RW-FTPL and RW-AdaBatch: privacy structure, noise moments, equivalences, a NumPy reference,
+regret within the bounds, and vmap/compile-once behaviour through the engine."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ldpjax.engine import product_grid, record, rollout, seed_keys, simulate
+from ldpjax.experts import (
+    AdaBatchConfig,
+    FTPLConfig,
+    adabatch_params,
+    bernoulli_gains,
+    ftpl_params,
+    privatize_gains,
+    regret_bound_adabatch,
+    regret_bound_ftpl,
+    rw_adabatch,
+    rw_ftpl,
+    simulate_on_gains,
+    static_regret,
+    switching_gains,
+)
+
+# The modules (the package re-exports functions of the same names).
+ftpl_module = importlib.import_module("ldpjax.experts.rw_ftpl")
+adabatch_module = importlib.import_module("ldpjax.experts.rw_adabatch")
+
+# Shared shapes and recorders so the engine's compiled kernels are reused across tests.
+N, HORIZON = 5, 400
+EVERY = record.every_step(lambda out: out)
+TOTAL = record.total(lambda out: out.gain)
+FTPL = rw_ftpl(FTPLConfig(N))
+ADABATCH = rw_adabatch(AdaBatchConfig(N))
+
+
+# --------------------------------------------------------------------------- noise moments
+@pytest.mark.parametrize("which", ["ftpl", "adabatch"])
+def test_noisy_gains_have_mean_g_and_covariance_eta2_identity(which):
+    """The increment of the noisy state over one round is g~ = g + z, z ~ N(0, eta^2 I).
+
+    n = 4, mu = 2 -> eta = sqrt(4) / 2 = 1. N = 20000 draws: the mean of a coordinate has sd
+    eta / sqrt(N) = 0.0071 (5 sd = 0.036); a covariance entry has sd <= eta^2 sqrt(2 / N) =
+    0.01 (5 sd = 0.05).
+    """
+    n, draws = 4, 20000
+    gains = jnp.array([0.1, 0.5, 0.9, 1.0])
+    if which == "ftpl":
+        algo, params = rw_ftpl(FTPLConfig(n)), ftpl_params(2.0)
+    else:
+        algo, params = rw_adabatch(AdaBatchConfig(n)), adabatch_params(2.0, 0.01)
+    keys = jax.random.split(jax.random.key(3), draws)
+
+    def increment(key):
+        init_key, step_key = jax.random.split(key)
+        state = algo.init(params, init_key)
+        zero = state._replace(noisy_total=jnp.zeros(n))
+        new_state, _ = algo.step(params, zero, gains, step_key)
+        total = new_state.noisy_total
+        if which == "adabatch":  # a batch longer than 1 keeps the release in the buffer
+            total = total + new_state.buffer
+        return total, state.noisy_total
+
+    noisy, initial = jax.jit(jax.vmap(increment))(keys)
+    noisy, initial = np.asarray(noisy, np.float64), np.asarray(initial, np.float64)
+    np.testing.assert_allclose(noisy.mean(0), np.asarray(gains), atol=0.036)
+    np.testing.assert_allclose(np.cov(noisy.T), np.eye(n), atol=0.05)
+    # z_0 (the init draw, g_0 = 0) has the same law around 0.
+    np.testing.assert_allclose(initial.mean(0), np.zeros(n), atol=0.036)
+    np.testing.assert_allclose(np.cov(initial.T), np.eye(n), atol=0.05)
+
+
+def test_mu_inf_uses_eta_sqrt2():
+    algo = rw_ftpl(FTPLConfig(3))
+    keys = jax.random.split(jax.random.key(0), 20000)
+    z0 = jax.vmap(lambda k: algo.init(ftpl_params(jnp.inf), k).noisy_total)(keys)
+    # sd of a sample variance with N = 60000 normal draws: 2 sqrt(2/N) = 0.012; 5 sd = 0.06.
+    assert float(jnp.var(z0)) == pytest.approx(2.0, abs=0.06)
+
+
+# --------------------------------------------------------------------------- structure
+def test_decisions_and_updates_take_only_noisy_data():
+    assert list(inspect.signature(ftpl_module.leader).parameters) == ["noisy_total"]
+    assert list(inspect.signature(ftpl_module.accumulate).parameters) == ["state", "noisy_gains"]
+    assert list(inspect.signature(adabatch_module.plan_batch).parameters) == [
+        "noisy_total",
+        "round_index",
+        "eta",
+        "alpha",
+        "max_batch",
+    ]
+    assert list(inspect.signature(adabatch_module.absorb).parameters) == ["state", "noisy_gains"]
+    # The states hold noisy sums and counters only.
+    assert ftpl_module.FTPLState._fields == ("noisy_total",)
+    assert "gain" not in " ".join(adabatch_module.AdaBatchState._fields)
+
+
+def _fixed_release(key, gains, eta):
+    """A stand-in release whose output does not depend on the true gains at all."""
+    return 0.5 + eta * jax.random.normal(key, jnp.shape(gains), jnp.result_type(eta))
+
+
+@pytest.mark.parametrize("which", ["ftpl", "adabatch"])
+def test_true_gains_reach_actions_only_through_the_release(which):
+    """Hold the noisy releases fixed and change the true gains: the actions do not move.
+
+    With the real release the same change does move the actions (so the check can fail).
+    """
+    a = bernoulli_gains(jax.random.key(1), HORIZON, N, 0.3)
+    b = 1.0 - a  # every gain changed
+    if which == "ftpl":
+        real, params = FTPL, ftpl_params(1.0)
+        fixed = rw_ftpl(FTPLConfig(N), release=_fixed_release)
+    else:
+        real, params = ADABATCH, adabatch_params(1.0, 0.5)
+        fixed = rw_adabatch(AdaBatchConfig(N), release=_fixed_release)
+    key = jax.random.key(9)
+
+    def run(algo, gains):
+        return simulate(algo, params, key, inputs=gains, record=EVERY).record
+
+    out_a, out_b = run(fixed, a), run(fixed, b)
+    np.testing.assert_array_equal(out_a.action, out_b.action)
+    if which == "adabatch":
+        np.testing.assert_array_equal(out_a.batch_size, out_b.batch_size)
+        assert out_a.batch_size.max() > 1  # batching happened
+    assert not np.array_equal(out_a.gain, out_b.gain)  # the earned gains do differ
+    real_a, real_b = run(real, a), run(real, b)
+    assert not np.array_equal(real_a.action, real_b.action)
+
+
+# --------------------------------------------------------------------------- equivalences
+def test_adabatch_with_unit_batches_reproduces_ftpl_exactly():
+    gains = bernoulli_gains(jax.random.key(2), HORIZON, N, 0.1)
+    key = jax.random.key(5)
+    mus = [0.5, 1.0, jnp.inf]
+    ftpl = simulate(
+        FTPL,
+        product_grid(ftpl_params(1.0), mu=mus),
+        key,
+        num_seeds=8,
+        inputs=gains,
+        grid_ndim=1,
+        record=EVERY,
+    )
+    unit = simulate(
+        rw_adabatch(AdaBatchConfig(N, max_batch=1)),
+        product_grid(adabatch_params(1.0), mu=mus),
+        key,
+        num_seeds=8,
+        inputs=gains,
+        grid_ndim=1,
+        record=EVERY,
+    )
+    np.testing.assert_array_equal(ftpl.record.action, unit.record.action)
+    np.testing.assert_array_equal(ftpl.record.gain, unit.record.gain)
+    assert np.all(unit.record.batch_size == 1) and np.all(unit.record.batch_start)
+    np.testing.assert_array_equal(ftpl.state.noisy_total, unit.state.noisy_total)
+
+
+def _normal_cdf(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _reference_delay(gap, t, eta, n, alpha):
+    """Largest B with p(k,B) <= alpha sqrt(log n/(t+B)) by integer bisection (plain math)."""
+
+    def ok(b):
+        beta = gap / (eta * math.sqrt(2 * b)) - math.sqrt(math.log(2 * n - 2))
+        pdf = math.exp(-0.5 * beta * beta) / math.sqrt(2 * math.pi)
+        p = 2 * _normal_cdf(-math.sqrt(2) * beta) + 2 * math.sqrt(math.pi) * pdf * (
+            _normal_cdf(beta) - _normal_cdf(-beta)
+        )
+        return p <= alpha * math.sqrt(math.log(n) / (t + b))
+
+    lo, hi = 1, 2**30 + 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def _reference_adabatch(initial_noise, noisy_gains, eta, alpha):
+    """Plain NumPy RW-AdaBatch on given noisy releases (one run)."""
+    horizon, n = noisy_gains.shape
+    total = initial_noise.copy()
+    buffer = np.zeros(n)
+    actions, sizes = [], []
+    t = 1
+    while t <= horizon:
+        top = np.sort(total)
+        size = _reference_delay(top[-1] - top[-2], t, eta, n, alpha)
+        action = int(np.argmax(total))
+        for s in range(t, min(t + size, horizon + 1)):
+            buffer = buffer + noisy_gains[s - 1]
+            actions.append(action)
+            sizes.append(size)
+        if t + size - 1 <= horizon:
+            total = total + buffer
+            buffer = np.zeros(n)
+        t += size
+    return np.asarray(actions), np.asarray(sizes)
+
+
+def test_adabatch_matches_a_numpy_reference(x64):
+    """Same releases (drawn from the engine's keys) -> same actions and batch sizes."""
+    n, horizon, mu, alpha = 4, 600, 1.0, 0.3
+    gains = bernoulli_gains(jax.random.key(4), horizon, n, 0.2)
+    key = jax.random.key(11)
+    out = simulate(
+        rw_adabatch(AdaBatchConfig(n)),
+        adabatch_params(mu, alpha),
+        key,
+        num_seeds=3,
+        inputs=gains,
+        record=EVERY,
+    ).record
+    eta = math.sqrt(n) / mu
+    for seed in range(3):
+        init_key, run_key = seed_keys(key, seed)
+        initial = np.asarray(privatize_gains(init_key, jnp.zeros(n), eta))
+        noisy = np.asarray(
+            jax.vmap(lambda t, g, k=run_key: privatize_gains(jax.random.fold_in(k, t), g, eta))(
+                jnp.arange(horizon), gains
+            )
+        )
+        actions, sizes = _reference_adabatch(initial, noisy, eta, alpha)
+        np.testing.assert_array_equal(out.action[seed], actions)
+        np.testing.assert_array_equal(out.batch_size[seed], sizes)
+        assert sizes.max() > 5
+
+
+def test_batch_size_output_describes_the_batches():
+    """Each batch: batch_start at its first round, constant action and batch_size, and
+    exactly batch_size rounds (except a final batch cut by the horizon)."""
+    gains = bernoulli_gains(jax.random.key(6), HORIZON, N, 0.3)
+    out = simulate(
+        ADABATCH,
+        adabatch_params(4.0, 0.5),
+        jax.random.key(1),
+        num_seeds=4,
+        inputs=gains,
+        record=EVERY,
+    ).record
+    for seed in range(4):
+        starts = np.flatnonzero(out.batch_start[seed])
+        assert starts[0] == 0
+        ends = np.append(starts[1:], HORIZON)
+        for first, stop in zip(starts, ends, strict=True):
+            size = out.batch_size[seed, first]
+            assert np.all(out.batch_size[seed, first:stop] == size)
+            assert np.all(out.action[seed, first:stop] == out.action[seed, first])
+            assert stop - first == size or stop == HORIZON
+        assert out.batch_size[seed].max() > 10
+
+
+# --------------------------------------------------------------------------- regret
+def _mean_regret_and_se(result, gains):
+    earned = result.record  # (grid, seeds)
+    regret = np.asarray(static_regret(gains, earned[..., None]))[..., 0]
+    return regret.mean(-1), regret.std(-1, ddof=1) / math.sqrt(regret.shape[-1])
+
+
+@pytest.mark.parametrize("environment", ["static", "switching"])
+def test_regret_within_bounds_on_average(environment):
+    """Mean regret over seeds <= bound + 3 standard errors (CLT), mu in {0.5, 2, inf}."""
+    seeds, alpha = 150, 0.01
+    if environment == "static":
+        gains = bernoulli_gains(jax.random.key(21), HORIZON, N, 0.2)
+    else:
+        gains = switching_gains(jax.random.key(22), HORIZON, N, 0.5, 0.02)
+    mus = [0.5, 2.0, jnp.inf]
+    key = jax.random.key(8)
+    ftpl = simulate_on_gains(
+        FTPL,
+        product_grid(ftpl_params(1.0), mu=mus),
+        key,
+        gains,
+        num_seeds=seeds,
+        grid_ndim=1,
+        record=TOTAL,
+    )
+    ada = simulate_on_gains(
+        ADABATCH,
+        product_grid(adabatch_params(1.0, alpha), mu=mus),
+        key,
+        gains,
+        num_seeds=seeds,
+        grid_ndim=1,
+        record=TOTAL,
+    )
+    for result, bound_fn in (
+        (ftpl, lambda m: regret_bound_ftpl(m, HORIZON, N)),
+        (ada, lambda m: regret_bound_adabatch(m, HORIZON, N, alpha)),
+    ):
+        mean, se = _mean_regret_and_se(result, gains)
+        for i, mu in enumerate(mus):
+            assert mean[i] <= float(bound_fn(mu)) + 3 * se[i], (environment, mu, mean[i])
+    # The algorithms learn: at mu = inf the regret is well below that of uniform play.
+    uniform = float(static_regret(gains, jnp.sum(jnp.mean(gains, axis=1))))
+    for result in (ftpl, ada):
+        assert _mean_regret_and_se(result, gains)[0][2] < 0.5 * uniform
+
+
+# --------------------------------------------------------------------------- engine behaviour
+def test_sweeps_over_mu_compile_once():
+    """A new grid of budgets (same shapes) reuses the engine's compiled kernels."""
+    engine = importlib.import_module("ldpjax.engine.simulate")
+    n, horizon = 3, 50
+    gains = bernoulli_gains(jax.random.key(0), horizon, n, 0.2)
+    algo = rw_adabatch(AdaBatchConfig(n))
+    first = simulate(
+        algo,
+        product_grid(adabatch_params(1.0), mu=[0.5, 1.0, 2.0]),
+        jax.random.key(0),
+        num_seeds=4,
+        inputs=gains,
+        grid_ndim=1,
+        record=TOTAL,
+    )
+    misses = engine._kernels.cache_info().misses
+    second = simulate(
+        algo,
+        product_grid(adabatch_params(1.0), mu=[0.25, 4.0, 8.0]),
+        jax.random.key(0),
+        num_seeds=4,
+        inputs=gains,
+        grid_ndim=1,
+        record=TOTAL,
+    )
+    assert engine._kernels.cache_info().misses == misses
+    _, advance, _ = engine._kernels(algo, TOTAL, horizon, horizon, None)
+    assert advance._cache_size() == 1  # traced and compiled once for both grids
+    assert first.record.shape == second.record.shape == (3, 4)
+    assert not np.array_equal(first.record, second.record)
+    # mu and alpha are leaves: a 2-d grid runs too.
+    both = simulate(
+        algo,
+        product_grid(adabatch_params(1.0), mu=[0.5, 2.0], alpha=[0.01, 0.5]),
+        jax.random.key(0),
+        num_seeds=2,
+        inputs=gains,
+        grid_ndim=2,
+        record=TOTAL,
+    )
+    assert both.record.shape == (2, 2, 2)
+    # The factories are cached: every call style returns the same object.
+    assert rw_adabatch(AdaBatchConfig(n)) is algo
+    assert rw_adabatch(AdaBatchConfig(n), release=privatize_gains) is algo
+    assert rw_ftpl(FTPLConfig(N), privatize_gains) is FTPL
+
+
+def test_gradient_of_total_noisy_sum_reaches_mu():
+    """mu is a differentiable leaf: d/dmu of the final noisy total (through the scan)."""
+    n = 3
+    gains = jnp.full((20, n), 0.5)
+    algo = rw_ftpl(FTPLConfig(n))
+
+    def final_total(mu):
+        state, _ = rollout(
+            algo,
+            ftpl_params(1.0)._replace(mu=mu),
+            jax.random.key(0),
+            inputs=gains,
+            record=record.last(lambda o: o.gain),
+        )
+        return jnp.sum(state.noisy_total)
+
+    grad = jax.grad(final_total)(1.5)
+    h = 1e-3
+    fd = (final_total(1.5 + h) - final_total(1.5 - h)) / (2 * h)
+    assert float(grad) == pytest.approx(float(fd), rel=1e-2)
+
+
+# --------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: ftpl_params(0.0), "mu"),
+        (lambda: ftpl_params(-2.0), "mu"),
+        (lambda: adabatch_params(-1.0), "mu"),
+        (lambda: adabatch_params(1.0, 0.0), "alpha"),
+        (lambda: adabatch_params(1.0, -0.5), "alpha"),
+        (lambda: FTPLConfig(1), "num_experts"),
+        (lambda: AdaBatchConfig(1), "num_experts"),
+        (lambda: AdaBatchConfig(3, max_batch=0), "max_batch"),
+        (lambda: FTPLConfig(3, sensitivity=0.0), "sensitivity"),
+    ],
+)
+def test_bad_parameters_raise(call, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        call()
+
+
+@pytest.mark.parametrize(
+    "gains, fragment",
+    [
+        (np.full((5, 3), 1.5), "in \\[0, 1\\]"),
+        (np.full((5, 3), -0.1), "in \\[0, 1\\]"),
+        (np.array([[0.5, np.nan, 0.1]]), "in \\[0, 1\\]"),
+        (np.full((5,), 0.5), "2-d"),
+        (np.full((5, 1), 0.5), "n >= 2"),
+        (np.array([["a", "b"]]), "numeric"),
+    ],
+)
+def test_malformed_gains_raise(gains, fragment):
+    with pytest.raises(ValueError, match=f"gains.*{fragment}"):
+        simulate_on_gains(rw_ftpl(FTPLConfig(3)), ftpl_params(1.0), jax.random.key(0), gains)

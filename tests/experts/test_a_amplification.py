@@ -1,0 +1,309 @@
+"""Worst-case gap law, batch-size laws and amplified privacy of RW-AdaBatch (paper 000,
+Theorem 2, Lemmas 1-2), against closed forms, SciPy, and Monte Carlo with stated errors."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from ldpjax.accounting import gdp_delta, gdp_tradeoff
+from ldpjax.engine import record, simulate
+from ldpjax.experts import (
+    AdaBatchConfig,
+    adabatch_params,
+    amplified_delta,
+    amplified_tradeoff,
+    batch_mixture_delta,
+    batch_mixture_delta_se,
+    batch_mixture_tradeoff,
+    batch_survival,
+    compute_delay,
+    covering_batch_survival,
+    empirical_batch_distribution,
+    equal_gains,
+    ex_post_mu,
+    gap_cdf,
+    gap_pdf,
+    rw_adabatch,
+    worst_case_batch_distribution,
+    worst_case_batch_sizes,
+)
+
+ALPHA = 0.01
+
+
+# --------------------------------------------------------------------------- F_k and f_k
+def test_gap_law_for_two_experts_is_half_normal():
+    # n = 2: the gap is |X1 - X2| ~ |N(0, 2)|.
+    e = np.array([0.0, 0.3, 1.0, 2.5, 6.0])
+    np.testing.assert_allclose(gap_cdf(e, 2), 2 * stats.norm.cdf(e / math.sqrt(2)) - 1, atol=2e-6)
+    np.testing.assert_allclose(
+        gap_pdf(e, 2), 2 * stats.norm.pdf(e / math.sqrt(2)) / math.sqrt(2), rtol=1e-5
+    )
+    assert float(gap_cdf(jnp.inf, 2)) == 1.0 and float(gap_pdf(jnp.inf, 2)) == 0.0
+
+
+@pytest.mark.parametrize("n", [2, 10, 100, 1000])
+def test_gap_pdf_integrates_to_one(n, x64):
+    total, error = integrate.quad(lambda e: float(gap_pdf(e, n)), 0, np.inf, limit=200)
+    assert total == pytest.approx(1.0, abs=1e-7)
+    assert float(gap_cdf(0.0, n)) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_gap_cdf_derivative_is_the_pdf_and_everything_vectorises(x64):
+    e = jnp.array([0.05, 0.4, 1.2])
+    n = jnp.array([3.0, 10.0, 100.0])
+    grads = jax.vmap(jax.grad(gap_cdf), in_axes=(0, 0))(e, n)
+    np.testing.assert_allclose(grads, gap_pdf(e, n), rtol=1e-9)
+    table = gap_cdf(e[:, None], n[None, :])  # broadcast over gaps x experts
+    assert table.shape == (3, 3)
+    assert np.all(np.diff(np.asarray(table), axis=0) > 0)  # increasing in e
+    assert np.all(np.diff(np.asarray(table), axis=1) > 0)  # more experts: smaller gaps
+
+
+@pytest.mark.parametrize("n", [3, 10, 50])
+def test_gap_cdf_is_the_law_of_simulated_top_two_gaps(n):
+    """KS test of F_k against 20000 top-two gaps of n iid normals (fixed key)."""
+    draws = jax.random.normal(jax.random.key(100 + n), (20000, n))
+    top = jax.lax.top_k(draws, 2)[0]
+    gaps = np.asarray(top[:, 0] - top[:, 1], np.float64)
+    cdf = lambda x: np.asarray(gap_cdf(np.asarray(x, np.float32), n), np.float64)
+    result = stats.kstest(gaps, cdf)
+    assert result.pvalue > 1e-3, result
+
+
+def test_gap_tail_is_relatively_accurate():
+    # 1 - F for n = 2 at large gaps: 2 Phi(-e / sqrt 2); the survival used by the batch law.
+    from ldpjax.experts.amplification import _gap_cdf_and_sf
+
+    e = jnp.array([4.0, 8.0, 12.0])
+    sf = np.asarray(_gap_cdf_and_sf(e, jnp.asarray(2.0))[1])
+    np.testing.assert_allclose(sf, 2 * stats.norm.sf(np.asarray(e) / math.sqrt(2)), rtol=1e-4)
+
+
+# --------------------------------------------------------------------------- batch-size laws
+@pytest.mark.parametrize("t", [100.0, 3000.0])
+def test_batch_survival_is_the_law_of_compute_delay_on_worst_case_gaps(t):
+    """P(ComputeDelay(sqrt(t) K, t) >= b) with K ~ simulated top-two gaps, n = 10.
+
+    40000 draws: sd of a frequency <= 0.0025; we allow 4 sd (plus 1e-4 for float32 rounding).
+    Also checks that eta cancels: the law is the same for eta = 1 and eta = 7.
+    """
+    n, draws = 10, 40000
+    normals = jax.random.normal(jax.random.key(int(t)), (draws, n))
+    top = jax.lax.top_k(normals, 2)[0]
+    gap = top[:, 0] - top[:, 1]
+    sizes = np.asarray(compute_delay(math.sqrt(t) * gap, t, 1.0, n, ALPHA))
+    scaled = np.asarray(compute_delay(7.0 * math.sqrt(t) * gap, t, 7.0, n, ALPHA))
+    assert np.mean(sizes == scaled) > 0.999
+    b = np.array([2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0])
+    empirical = np.array([(sizes >= x).mean() for x in b])
+    analytic = np.asarray(batch_survival(b, t, n, ALPHA))
+    sd = np.sqrt(np.maximum(empirical * (1 - empirical), 1.0 / draws) / draws)
+    np.testing.assert_array_less(np.abs(analytic - empirical), 4 * sd + 1e-4)
+    assert float(batch_survival(1.0, t, n, ALPHA)) == 1.0
+
+
+def test_worst_case_distribution_is_a_binned_covering_law():
+    t = jnp.array([10.0, 1e3, 1e5])
+    n = jnp.array([2.0, 10.0, 100.0])[:, None]
+    sizes, weights = worst_case_batch_distribution(t, n, ALPHA)
+    assert weights.shape == (3, 3, sizes.shape[0])
+    np.testing.assert_allclose(np.sum(weights, -1), 1.0, atol=1e-5)
+    assert np.all(np.asarray(weights) >= 0)
+    # Each bin's mass sits on its smallest size: P(size >= b) equals the covering law at the
+    # bin edges, and stays below it in between (stochastically smaller).
+    survival = np.cumsum(np.asarray(weights)[..., ::-1], axis=-1)[..., ::-1]
+    edges = np.asarray(sizes)[:60]
+    exact = np.asarray(
+        covering_batch_survival(edges[None, None, :], t[None, :, None], n[:, :, None], ALPHA)
+    )
+    np.testing.assert_allclose(survival[..., :60], exact, atol=2e-5)
+    # Later rounds get longer batches (the gap scale grows like sqrt t).
+    mean = np.sum(np.asarray(weights) * np.asarray(sizes), -1)
+    assert np.all(np.diff(mean, axis=-1) > 0)
+
+
+RUNS = 2000
+
+
+@pytest.fixture(scope="module")
+def simulated_batches():
+    """Monte Carlo batch sizes of RW-AdaBatch on tied gains (the worst case), fixed keys."""
+    out = {}
+    for seed, (n, t) in enumerate([(2, 300), (10, 1000)]):
+        sizes = worst_case_batch_sizes(jax.random.key(seed + 1), n, ALPHA, (t,), RUNS)
+        out[(n, t)] = np.asarray(sizes)[:, 0]
+    return out
+
+
+def test_fast_worst_case_simulator_matches_the_round_level_algorithm(simulated_batches):
+    """worst_case_batch_sizes (batch-level chain) vs rw_adabatch on equal_gains via the engine.
+
+    Two independent samples of 2000 runs (n = 2, round 300): the difference of two
+    frequencies has sd <= sqrt(2 * 0.25 / 2000) = 0.016; we allow 4 sd computed from the
+    observed frequencies.
+    """
+    n, t = 2, 300
+    fast = simulated_batches[(n, t)]
+    gains = equal_gains(jax.random.key(3), t, n)
+    engine = simulate(
+        rw_adabatch(AdaBatchConfig(n)),
+        adabatch_params(1.0, ALPHA),
+        jax.random.key(8),
+        num_seeds=RUNS,
+        inputs=gains,
+        record=record.at_steps([t], lambda out: out.batch_size),
+    ).record[:, 0]
+    for b in (2, 3, 5, 8, 13, 21, 34):
+        p1, p2 = (fast >= b).mean(), (engine >= b).mean()
+        sd = math.sqrt(max(p1 * (1 - p1) + p2 * (1 - p2), 2.0 / RUNS) / RUNS)
+        assert abs(p1 - p2) <= 4 * sd, (b, p1, p2)
+    assert fast.max() > 20 and engine.max() > 20
+
+
+@pytest.mark.parametrize("case", [(2, 300), (10, 1000)])
+def test_analytic_law_is_stochastically_below_the_simulated_one(case, simulated_batches):
+    """covering_batch_survival(b) <= P_MC(B >= b) + 4 sd for every b (Lemma 1's premise)."""
+    n, t = case
+    sizes, runs = simulated_batches[case], RUNS
+    b = np.unique(np.round(np.geomspace(2, sizes.max() + 1, 15)))
+    empirical = np.array([(sizes >= x).mean() for x in b])
+    analytic = np.asarray(covering_batch_survival(b, float(t), n, ALPHA))
+    sd = np.sqrt(np.maximum(empirical * (1 - empirical), 1.0 / runs) / runs)
+    np.testing.assert_array_less(analytic, empirical + 4 * sd)
+    # ... and it is not vacuous: it gives real mass to batching.
+    assert analytic[0] > 0.2
+
+
+@pytest.mark.parametrize("case", [(2, 300), (10, 1000)])
+def test_analytic_privacy_never_claims_more_than_monte_carlo(case, simulated_batches):
+    """delta_A(eps) >= delta_MC(eps) - 4 se(eps) and f_A(a) <= f_MC(a) + 4 max se.
+
+    delta_MC(eps) is a mean of R iid terms delta_{mu/sqrt(B_r)}(eps) in [0, 1]: its standard
+    error is their sd / sqrt(R). A uniform error d on delta moves the tradeoff curve (the
+    envelope of the (eps, delta(eps)) lines) by at most d, hence the tolerance on f.
+    """
+    n, t = case
+    sizes, runs = simulated_batches[case], RUNS
+    mc_sizes, mc_weights = empirical_batch_distribution(sizes)
+    mus = jnp.array([0.5, 1.0, 2.0])[:, None]
+    eps = jnp.linspace(0.0, 4.0, 17)
+    analytic = np.asarray(amplified_delta(mus, float(t), n, ALPHA, eps))
+    monte_carlo = np.asarray(batch_mixture_delta(mus, mc_sizes, mc_weights, eps))
+    se = np.asarray(batch_mixture_delta_se(mus, mc_sizes, mc_weights, eps, runs))
+    assert np.all(analytic >= monte_carlo - 4 * se - 1e-6)
+    # Amplification is real: both are below the un-amplified mu-GDP delta.
+    plain = np.asarray(gdp_delta(mus, eps))
+    assert np.all(analytic <= plain + 1e-6) and np.mean(analytic < 0.9 * plain) > 0.5
+    fpr = jnp.array([1e-4, 1e-3, 0.01, 0.05, 0.1, 0.3, 0.6])
+    f_analytic = np.asarray(amplified_tradeoff(mus, float(t), n, ALPHA, fpr))
+    f_mc = np.asarray(batch_mixture_tradeoff(mus, mc_sizes, mc_weights, fpr))
+    assert np.all(f_analytic <= f_mc + 4 * se.max(axis=-1, keepdims=True) + 1e-6)
+    assert np.all(f_analytic >= np.asarray(gdp_tradeoff(mus, fpr)) - 1e-6)
+
+
+# --------------------------------------------------------------------------- accounting
+def test_ex_post_mu_and_single_component_mixture():
+    assert float(ex_post_mu(1.0, 4)) == pytest.approx(0.5)
+    np.testing.assert_allclose(ex_post_mu(2.0, jnp.array([1.0, 16.0])), [2.0, 0.5])
+    # A point mass on B = 9 is the (mu / 3)-GDP curve.
+    eps = jnp.array([0.0, 0.5, 2.0])
+    np.testing.assert_allclose(
+        batch_mixture_delta(1.5, [[9.0]], [[1.0]], eps[:, None])[:, 0],
+        gdp_delta(0.5, eps),
+        rtol=1e-5,
+    )
+    np.testing.assert_allclose(
+        batch_mixture_tradeoff(1.5, [9.0], [1.0], 0.1), gdp_tradeoff(0.5, 0.1), rtol=1e-5
+    )
+
+
+def test_amplified_privacy_vectorises_over_t_and_mu():
+    mus = jnp.array([0.5, 1.0, 2.0])[:, None]
+    rounds = jnp.array([1e3, 1e4, 1e5])
+    delta = np.asarray(amplified_delta(mus, rounds, 10, ALPHA, 1.0))
+    assert delta.shape == (3, 3)
+    assert np.all(np.diff(delta, axis=0) > 0)  # larger mu: less private
+    assert np.all(np.diff(delta, axis=1) < 0)  # later rounds: longer batches, more private
+    batched = jax.vmap(lambda m: amplified_delta(m, rounds, 10, ALPHA, 1.0))(mus[:, 0])
+    np.testing.assert_allclose(batched, delta, rtol=1e-5)
+
+
+def test_gradients_match_finite_differences(x64):
+    def fd(f, x, h):
+        return (f(x + h) - f(x - h)) / (2 * h)
+
+    d_t, d_alpha = jax.grad(batch_survival, argnums=(1, 3))(20.0, 2000.0, 10.0, 0.05)
+    ref = fd(lambda a: float(batch_survival(20.0, 2000.0, 10.0, a)), 0.05, 1e-6)
+    assert float(d_alpha) == pytest.approx(ref, rel=1e-5)
+    ref = fd(lambda t: float(batch_survival(20.0, t, 10.0, 0.05)), 2000.0, 1e-2)
+    assert float(d_t) == pytest.approx(ref, rel=1e-5)
+
+
+@pytest.mark.slow
+def test_amplified_delta_gradient_matches_finite_differences(x64):
+    g = jax.grad(amplified_delta)(1.0, 2000.0, 10.0, 0.05, 0.5)
+    h = 1e-6
+    ref = (
+        float(amplified_delta(1.0 + h, 2000.0, 10.0, 0.05, 0.5))
+        - float(amplified_delta(1.0 - h, 2000.0, 10.0, 0.05, 0.5))
+    ) / (2 * h)
+    assert float(g) == pytest.approx(ref, rel=1e-5)
+
+
+# --------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: gap_cdf(-0.1, 10), "e"),
+        (lambda: gap_cdf(0.5, 1), "n"),
+        (lambda: gap_pdf(0.5, 2.5), "n"),
+        (lambda: batch_survival(2.0, 0.5, 10, 0.01), "t"),
+        (lambda: batch_survival(2.0, 10.0, 10, 0.0), "alpha"),
+        (lambda: amplified_delta(0.0, 100.0, 10, 0.01, 1.0), "mu"),
+        (lambda: amplified_delta(jnp.inf, 100.0, 10, 0.01, 1.0), "mu"),
+        (lambda: amplified_delta(1.0, 100.0, 1, 0.01, 1.0), "n"),
+        (lambda: amplified_delta(1.0, 100.0, 10, -1.0, 1.0), "alpha"),
+        (lambda: amplified_tradeoff(1.0, 100.0, 10, 0.01, 1.5), "fpr"),
+        (lambda: ex_post_mu(1.0, 0.5), "batch_size"),
+        (lambda: worst_case_batch_sizes(jax.random.key(0), 1, 0.01, (10,), 5), "num_experts"),
+        (lambda: worst_case_batch_sizes(jax.random.key(0), 3, 0.0, (10,), 5), "alpha"),
+        (lambda: empirical_batch_distribution(np.array([1, 0, 3])), "batch_sizes"),
+        (lambda: batch_mixture_delta(1.0, [1.0, 2.0], [0.5, 0.6], 1.0), "weights"),
+    ],
+)
+def test_bad_inputs_raise(call, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be"):
+        call()
+
+
+def test_bad_rounds_raise():
+    with pytest.raises(ValueError, match="rounds must be strictly increasing"):
+        worst_case_batch_sizes(jax.random.key(0), 3, 0.01, (10, 5), 5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n, t", [(10, 3000), (100, 1000)])
+def test_analytic_law_is_stochastically_below_a_large_simulation(n, t):
+    """As above with 20000 runs (sd of a frequency <= 0.0035): the covering law stays below."""
+    runs = 20000
+    sizes = np.asarray(worst_case_batch_sizes(jax.random.key(77), n, ALPHA, (t,), runs))[:, 0]
+    b = np.unique(np.round(np.geomspace(2, sizes.max() + 1, 20)))
+    empirical = np.array([(sizes >= x).mean() for x in b])
+    analytic = np.asarray(covering_batch_survival(b, float(t), n, ALPHA))
+    sd = np.sqrt(np.maximum(empirical * (1 - empirical), 1.0 / runs) / runs)
+    np.testing.assert_array_less(analytic, empirical + 4 * sd)
+
+
+def test_tiny_mixture_components_do_not_produce_nan():
+    """Regression for the foundation's gdp_delta at mu^2 / eps below float32 precision (huge
+    batches give mu / sqrt(B) ~ 3e-5): delta must be 0, not NaN."""
+    mus = 6.589444e-05 * (1 + jnp.linspace(-1e-3, 1e-3, 201))
+    delta = np.asarray(gdp_delta(mus, 1.0))
+    assert np.all(np.isfinite(delta)) and np.all(delta == 0.0)

@@ -1,0 +1,173 @@
+"""Agarwal & Singh (2017) baseline: the tree mechanism's noise (Monte Carlo variance of every
+released prefix sum vs popcount(t) sigma^2, which is <= L sigma^2, the accounting's claim), the
+exact prefix sums without noise, Hedge against a NumPy reference, the accounting of both
+settings, and the Min Regret optimisation against an independent grid search."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from ldpjax.accounting import gdp_delta
+from ldpjax.engine import make_key, record, simulate
+from ldpjax.experts import agarwal_singh as A
+
+
+def test_tree_levels_and_popcount():
+    assert [A.tree_levels(T) for T in (1, 2, 3, 4, 7, 8, 148, 256)] == [1, 2, 2, 3, 3, 4, 8, 9]
+    t = np.arange(300)
+    np.testing.assert_array_equal(A.popcount(t), [bin(x).count("1") for x in t])
+
+
+@pytest.fixture(scope="module")
+def tree_runs():
+    # n = 3 experts, T = 23 rounds (L = 5), sigma = 0.7 and sigma = 0 (exactness), 6000 runs.
+    T, n = 23, 3
+    gains = jnp.asarray(np.random.default_rng(0).uniform(size=(T, n)), jnp.float32)
+    alg = A.tree_hedge(A.TreeHedgeConfig(n, T))
+    params = A.TreeHedgeParams(jnp.asarray([0.7, 0.0]), jnp.asarray([0.5, 0.5]))
+    res = simulate(
+        alg,
+        params,
+        make_key(3),
+        inputs=gains,
+        num_seeds=6000,
+        grid_ndim=1,
+        record=record.combine(
+            error=record.every_step(lambda o: o.prefix_error),
+            gain=record.every_step(lambda o: o.gain),
+        ),
+    )
+    return gains, res
+
+
+def test_prefix_noise_variance_is_popcount_times_node_variance(tree_runs):
+    # Var(G^_t - G_t) per coordinate = popcount(t) sigma^2 <= L sigma^2. With N = 6000 runs and
+    # 3 coordinates (18000 normal draws), the sample variance / true variance ~ chi2_N / N with
+    # sd sqrt(2/N) = 0.0105; 5 sd -> 5.3% relative (23 rounds tested).
+    gains, res = tree_runs
+    errors = res.record["error"][0]  # (seeds, T, n)
+    T = errors.shape[1]
+    levels = A.tree_levels(T)
+    for t in range(1, T + 1):
+        var = np.mean(errors[:, t - 1, :] ** 2)
+        claim = bin(t).count("1") * 0.7**2
+        assert var == pytest.approx(claim, rel=5 * math.sqrt(2 / errors[:, t - 1, :].size))
+        assert claim <= levels * 0.7**2
+    # every coordinate of a prefix sum is Gaussian (KS on t = 23 = 10111b, 4 nodes)
+    z = errors[:, -1, 0] / (0.7 * 2.0)
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+
+
+def test_without_noise_the_tree_releases_exact_prefix_sums(tree_runs):
+    _, res = tree_runs
+    assert np.abs(res.record["error"][1]).max() < 1e-5
+
+
+def test_hedge_matches_numpy_reference(tree_runs):
+    gains, res = tree_runs
+    g = np.asarray(gains, np.float64)
+    prefix = np.vstack([np.zeros(g.shape[1]), np.cumsum(g, 0)[:-1]])
+    w = np.exp(0.5 * prefix - (0.5 * prefix).max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    np.testing.assert_allclose(res.record["gain"][1, 0], (w * g).sum(1), rtol=1e-5)
+
+
+def test_each_gain_enters_L_nodes_and_the_release_is_mu_gdp():
+    # Sensitivity of the whole release: changing g_t changes exactly one node per level
+    # (L nodes) by up to sqrt(n) each -> sqrt(n L); Min Noise is mu-GDP exactly.
+    T, n = 148, 24
+    L = A.tree_levels(T)
+    covering = [
+        sum(1 for i in range(L) for k in range(1, T // 2**i + 1) if (k - 1) * 2**i < t <= k * 2**i)
+        for t in range(1, T + 1)
+    ]
+    # nodes that are ever completed (k 2^i <= T) and contain t: at most L, exactly L for most t
+    assert max(covering) == L
+    for mu in (0.25, 1.0, 3.0):
+        sd = float(A.min_noise_node_sd(mu, n, T))
+        assert sd == pytest.approx(math.sqrt(n * L) / mu)
+        assert float(A.central_mu(sd, n, T)) == pytest.approx(mu)
+    assert float(A.min_noise_node_sd(np.inf, n, T)) == 0.0
+
+
+@pytest.fixture(scope="module")
+def min_regret():
+    mus = np.array([np.inf, 1.0, 0.5, 0.25])
+    return mus, A.min_regret_setting(mus, 24, 148)
+
+
+def test_min_regret_matches_grid_search_and_keeps_the_guarantee(min_regret):
+    mus, s = min_regret
+    n, T = 24, 148
+    L = A.tree_levels(T)
+    assert float(s.node_sd[0]) == 0.0 and float(s.learning_rate[0]) == pytest.approx(
+        math.sqrt(8 * math.log(n) / T)
+    )
+    noise_sum = sum(math.sqrt(bin(t).count("1")) for t in range(T))
+    for i, mu in enumerate(mus[1:], start=1):
+        # independent reference: scipy bounded minimisation of the classical-calibration sigma
+        # over eps in (0, 1) with delta = delta_mu(eps) (scipy's normal cdf), then the
+        # closed-form optimal lambda for that sigma.
+        def sigma(eps, mu=mu):
+            delta = stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(
+                -eps / mu - mu / 2
+            )
+            return math.sqrt(n * L) * math.sqrt(2 * math.log(1.25 / delta)) / eps
+
+        opt = optimize.minimize_scalar(sigma, bounds=(1e-3, 1 - 1e-9), method="bounded")
+        ref_sd = sigma(opt.x)
+        slope = T / 8 + 0.5 * ref_sd * math.sqrt(2 * math.log(2 * n)) * noise_sum
+        ref_lam = math.sqrt(math.log(n) / slope)
+        assert float(s.node_sd[i]) == pytest.approx(ref_sd, rel=2e-3)
+        assert float(s.learning_rate[i]) == pytest.approx(ref_lam, rel=2e-3)
+        assert float(s.bound[i]) == pytest.approx(2 * math.sqrt(math.log(n) * slope), rel=1e-3)
+        assert float(s.delta[i]) == pytest.approx(
+            float(gdp_delta(mu, float(s.epsilon[i]))), rel=1e-4
+        )
+        # never claims more privacy than mu-GDP: the delivered central mu is <= mu
+        assert float(s.central_mu[i]) <= mu * (1 + 1e-6)
+        assert float(s.node_sd[i]) >= float(A.min_noise_node_sd(mu, n, T))
+    # Min Regret's rate is tiny: it plays close to uniformly (the paper's sanity check)
+    assert np.all(np.asarray(s.learning_rate[1:]) < 0.05)
+
+
+def test_bound_is_respected_by_simulation():
+    # Average regret over 400 runs (static best expert) <= the worst-case bound (+ 3 SE).
+    T, n = 64, 4
+    rng = np.random.default_rng(1)
+    gains = np.clip(rng.uniform(size=(T, n)) * np.array([0.5, 0.6, 0.7, 0.9]), 0, 1).astype(
+        np.float32
+    )
+    alg = A.tree_hedge(A.TreeHedgeConfig(n, T))
+    mn = A.min_noise_setting(np.array([2.0, 0.5]), n, T)
+    res = simulate(
+        alg,
+        mn,
+        make_key(2),
+        inputs=jnp.asarray(gains),
+        num_seeds=400,
+        grid_ndim=1,
+        record=record.total(lambda o: o.gain),
+    )
+    regret = gains.sum(0).max() - res.record
+    for i in range(2):
+        bound = float(A.hedge_tree_regret_bound(mn.learning_rate[i], mn.node_sd[i], n, T))
+        assert regret[i].mean() <= bound + 3 * regret[i].std() / 20
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="mu"):
+        A.min_noise_node_sd(-1.0, 5, 10)
+    with pytest.raises(ValueError, match="num_experts"):
+        A.TreeHedgeConfig(1, 10)
+    with pytest.raises(ValueError, match="learning_rate"):
+        A.tree_hedge_params(1.0, 0.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        A.classical_gaussian_sd(1.5, 1e-5, 1.0)
+    with pytest.raises(ValueError, match="mu"):
+        A.min_regret_setting(0.0, 5, 10)

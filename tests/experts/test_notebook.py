@@ -1,0 +1,33 @@
+"""The experts notebook (part A: regret, batching, amplification; part B: the COVID task)
+runs top to bottom at its test size."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import REPO
+from tests.notebooks import run_notebook
+
+NOTEBOOK = REPO / "colab" / "01_experts_under_ldp.ipynb"
+
+
+def test_notebook_has_one_parameters_cell_and_no_outputs():
+    nb = json.loads(NOTEBOOK.read_text())
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1 and "SIZE" in "".join(tagged[0]["source"])
+    assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def test_notebook_runs_at_test_size():
+    nb = run_notebook(NOTEBOOK, {"SIZE": "test"})
+    text = "\n".join(
+        out.get("text", "") or str(out.get("data", {}).get("text/markdown", ""))
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )
+    # part A
+    assert "JAX devices" in text and "regret at T=300" in text and "mu_B = 0.100" in text
+    # part B: every output says which data it used
+    assert "SYNTHETIC stand-in" in text
+    assert "| NM | inf |" in text and "| NM | 1 |" in text
