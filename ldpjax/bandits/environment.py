@@ -1,0 +1,150 @@
+"""Bernoulli bandit environment with visitor segments (paper 002, Sec. 3.1).
+
+Visitor t belongs to segment S_t in {0..J-1}, drawn iid with probabilities ``segment_probs``
+(or replayed from data: the segment sequence is the engine's time-indexed ``inputs``). Showing
+arm k to a visitor of segment s yields a click R_t ~ Bernoulli(mu_k(s)) with the CTR matrix
+``ctr`` of shape (J, K). Regret is the expected (pseudo-)regret mu*(s) - mu_{A_t}(s) of the
+arm actually shown.
+
+Padding: a CTR matrix may have more columns than the experiment has arms (``num_arms`` <=
+columns), so that experiments with different K run in one compiled ``vmap``; padded arms are
+never shown and never count as best.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ldpjax import _validation as v
+from ldpjax.types import Array, ArrayLike, PRNGKey
+
+
+class Environment(NamedTuple):
+    """A validated environment: CTRs (J, K_max), segment probabilities (J,), arms in use."""
+
+    ctr: Array
+    segment_probs: Array
+    num_arms: Array
+
+
+def make_environment(
+    ctr: ArrayLike, segment_probs: ArrayLike | None = None, num_arms: int | None = None
+) -> Environment:
+    """Validate and pack an environment.
+
+    Args:
+      ctr: click-through rates in [0, 1]; shape (K,) for one segment or (J, K).
+      segment_probs: probabilities of the J segments (default uniform); must sum to 1.
+      num_arms: arms in use (default K, the number of columns); the other columns are padding.
+
+    Raises:
+      ValueError naming the argument when CTRs leave [0, 1], K < 2, J < 1, or the segment
+      probabilities are not a probability vector of length J.
+    """
+    ctr_np = np.asarray(ctr, dtype=np.float64)
+    if ctr_np.ndim == 1:
+        ctr_np = ctr_np[None, :]
+    if ctr_np.ndim != 2:
+        raise ValueError(f"ctr must have shape (K,) or (J, K); got shape {ctr_np.shape}")
+    num_segments, columns = ctr_np.shape
+    if num_segments < 1:
+        raise ValueError("ctr must have J >= 1 segments (rows); got 0")
+    if columns < 2:
+        raise ValueError(f"ctr must have K >= 2 arms (columns); got {columns}")
+    k = columns if num_arms is None else num_arms
+    v.check_integer("num_arms", k, 2, columns)
+    v.check_range("ctr", ctr_np[:, : int(k)], 0.0, 1.0)
+    if segment_probs is None:
+        probs = np.full(num_segments, 1.0 / num_segments)
+    else:
+        probs = np.asarray(segment_probs, dtype=np.float64)
+        if probs.shape != (num_segments,):
+            raise ValueError(
+                f"segment_probs must have shape ({num_segments},) (one per ctr row); "
+                f"got {probs.shape}"
+            )
+        v.check_sums_to_one("segment_probs", probs)
+    padded = np.where(np.arange(columns) < k, np.nan_to_num(ctr_np), 0.0)
+    dtype = jnp.result_type(float)
+    return Environment(jnp.asarray(padded, dtype), jnp.asarray(probs, dtype),
+                       jnp.asarray(k, jnp.int32))
+
+
+def validate_horizon(T) -> int:
+    """T must be an integer >= 1."""
+    v.check_integer("T", T, 1)
+    return int(T)
+
+
+def arm_mask(num_arms: ArrayLike, max_arms: int) -> Array:
+    """Boolean mask of the arms in use."""
+    return jnp.arange(max_arms) < jnp.asarray(num_arms)[..., None]
+
+
+def best_ctr(ctr: ArrayLike, num_arms: ArrayLike) -> Array:
+    """mu*(s): the best CTR of every segment over the arms in use, shape (J,)."""
+    ctr = jnp.asarray(ctr)
+    mask = arm_mask(num_arms, ctr.shape[-1])
+    return jnp.max(jnp.where(mask, ctr, -jnp.inf), axis=-1)
+
+
+def best_arm(ctr: ArrayLike, num_arms: ArrayLike) -> Array:
+    """The best arm of every segment (lowest index among ties), shape (J,)."""
+    ctr = jnp.asarray(ctr)
+    mask = arm_mask(num_arms, ctr.shape[-1])
+    return jnp.argmax(jnp.where(mask, ctr, -jnp.inf), axis=-1)
+
+
+def sample_segment(key: PRNGKey, segment_probs: ArrayLike) -> Array:
+    """One segment index drawn with the given probabilities (0 when J = 1)."""
+    probs = jnp.asarray(segment_probs)
+    if probs.shape[-1] == 1:
+        return jnp.zeros((), jnp.int32)
+    return jax.random.categorical(key, jnp.log(probs)).astype(jnp.int32)
+
+
+def sample_click(key: PRNGKey, ctr: ArrayLike, segment: ArrayLike, arm: ArrayLike) -> Array:
+    """A Bernoulli(mu_arm(segment)) click as int32."""
+    rate = jnp.asarray(ctr)[segment, arm]
+    return jax.random.bernoulli(key, rate).astype(jnp.int32)
+
+
+def inverse_cdf(weights: ArrayLike, uniform: ArrayLike) -> Array:
+    """Index i with cum_{i-1} <= u * total < cum_i (zero-weight entries are never picked)."""
+    weights = jnp.asarray(weights)
+    cumulative = jnp.cumsum(weights, axis=-1)
+    target = jnp.asarray(uniform)[..., None] * cumulative[..., -1:]
+    index = jnp.sum(cumulative <= target, axis=-1)
+    last = weights.shape[-1] - 1 - jnp.argmax(jnp.flip(weights > 0, -1), axis=-1)
+    return jnp.minimum(index, last).astype(jnp.int32)
+
+
+def argmax_random_ties(values: ArrayLike, mask: ArrayLike, noise: ArrayLike) -> Array:
+    """argmax over the masked entries, ties broken by the given uniform ``noise``."""
+    values = jnp.where(mask, values, -jnp.inf)
+    top = values == jnp.max(values, axis=-1, keepdims=True)
+    return jnp.argmax(jnp.where(top & mask, noise, -1.0), axis=-1).astype(jnp.int32)
+
+
+def random_tie_argmax(key: PRNGKey, values: ArrayLike, mask: ArrayLike) -> Array:
+    """argmax over the masked entries, ties broken uniformly at random."""
+    return argmax_random_ties(values, mask, jax.random.uniform(key, jnp.shape(values)))
+
+
+__all__ = [
+    "Environment",
+    "argmax_random_ties",
+    "arm_mask",
+    "best_arm",
+    "best_ctr",
+    "inverse_cdf",
+    "make_environment",
+    "random_tie_argmax",
+    "sample_click",
+    "sample_segment",
+    "validate_horizon",
+]

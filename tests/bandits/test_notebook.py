@@ -1,0 +1,20 @@
+"""colab/03_privacy_budgeting.ipynb runs top to bottom at the tiny "test" size."""
+
+from __future__ import annotations
+
+from tests.conftest import REPO, SHARED_DATA
+from tests.notebooks import run_notebook
+
+
+def test_privacy_budgeting_notebook_runs():
+    data_dir = str(SHARED_DATA) if SHARED_DATA.is_dir() else ""
+    nb = run_notebook(REPO / "colab" / "03_privacy_budgeting.ipynb",
+                      {"SIZE": "test", "DATA_DIR": data_dir, "DOWNLOAD_ASOS": False})
+    text = "".join(
+        out.get("text", "") for cell in nb.cells if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )
+    assert "JAX devices" in text
+    assert "gamma*_const = 1.9682" in text
+    assert "optax vs water-filling" in text
+    assert "expected clicks over random play" in text
