@@ -67,15 +67,23 @@ def _inputs_at(inputs: PyTree, t: int) -> PyTree:
     return jax.tree_util.tree_map(lambda x: x[t], inputs)
 
 
-def _init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0):
-    init_key, run_key = seed_keys(key, seed_index)
+def _run_key(key, stream):
+    """The key a run's seed is folded into: ``key``, or ``fold_in(key, stream)`` per grid point."""
+    return key if stream is None else jax.random.fold_in(key, stream)
+
+
+def _init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0, stream=None):
+    init_key, run_key = seed_keys(_run_key(key, stream), seed_index)
     state = algorithm.init(params, init_key)
     _, out_spec = jax.eval_shape(algorithm.step, params, state, inputs0, run_key)
     return state, recorder.init(out_spec, num_steps)
 
 
-def _advance(algorithm, recorder, num_steps, length, params, key, seed_index, state, acc, t0, xs):
-    _, run_key = seed_keys(key, seed_index)
+def _advance(
+    algorithm, recorder, num_steps, length, params, key, seed_index, state, acc, t0, xs,
+    stream=None,
+):
+    _, run_key = seed_keys(_run_key(key, stream), seed_index)
     times = t0 + jnp.arange(length, dtype=jnp.int32)
 
     def body(carry, scanned):
@@ -122,13 +130,18 @@ def _take(params_flat, index):
 
 
 @functools.lru_cache(maxsize=256)
-def _kernels(algorithm, recorder, num_steps, length, mesh):
+def _kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=True):
     """Jitted batched init / advance / finalize for one static configuration (cached)."""
     out_sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec(_AXIS))
 
+    def stream(p):
+        return None if common_random_numbers else p
+
     def init(params_flat, key, param_idx, seed_idx, inputs0):
         def one(p, s):
-            return _init_run(algorithm, recorder, num_steps, _take(params_flat, p), key, s, inputs0)
+            return _init_run(
+                algorithm, recorder, num_steps, _take(params_flat, p), key, s, inputs0, stream(p)
+            )
 
         return jax.vmap(one)(param_idx, seed_idx)
 
@@ -136,7 +149,7 @@ def _kernels(algorithm, recorder, num_steps, length, mesh):
         def one(p, s, state, acc):
             return _advance(
                 algorithm, recorder, num_steps, length, _take(params_flat, p), key, s, state, acc,
-                t0, xs,
+                t0, xs, stream(p),
             )
 
         return jax.vmap(one)(param_idx, seed_idx, state, acc)
@@ -300,6 +313,7 @@ def simulate(
     keep_state: bool = True,
     progress: bool | ProgressBar = False,
     tag: str = "",
+    common_random_numbers: bool = True,
 ) -> SimulationResult:
     """Run ``algorithm`` for ``num_steps`` steps, for every seed and grid point.
 
@@ -323,6 +337,10 @@ def simulate(
       keep_state: return (and save) the final states; False keeps only the records.
       progress: True for a progress bar, or a shared :class:`~ldpjax.progress.ProgressBar`.
       tag: free text folded into the checkpoint fingerprint (bump it after changing code).
+      common_random_numbers: if True (default) every grid point uses the same keys for the same
+        seed (paired comparisons across privacy levels); if False, grid point g (flat index)
+        uses ``fold_in(key, g)`` first, so grid points are independent (e.g. different
+        experiments of a portfolio). Either way results do not depend on chunking or devices.
 
     Returns:
       A :class:`SimulationResult` of NumPy arrays.
@@ -384,6 +402,7 @@ def simulate(
             "jax": jax.__version__,
             "ldpjax": ldpjax.__version__,
             "tag": tag,
+            "common_random_numbers": common_random_numbers,
         }
         fingerprint = hashlib.sha256(repr(sorted(description.items())).encode()).hexdigest()
         store = ChunkStore(checkpoint_dir, fingerprint, description)
@@ -419,11 +438,15 @@ def simulate(
         run_ids = np.minimum(np.arange(padded), runs - 1)
         param_idx = _place(mesh, (run_ids // size).astype(np.int32))
         seed_idx = _place(mesh, (seed_offset + first + run_ids % size).astype(np.int32))
-        init_fn, _, finalize_fn = _kernels(algorithm, recorder, num_steps, time_chunk, mesh)
+        init_fn, _, finalize_fn = _kernels(
+            algorithm, recorder, num_steps, time_chunk, mesh, common_random_numbers
+        )
         state, acc = init_fn(params_dev, key_dev, param_idx, seed_idx, _replicate(mesh, inputs0))
         for t0 in range(0, num_steps, time_chunk):
             length = min(time_chunk, num_steps - t0)
-            _, advance_fn, _ = _kernels(algorithm, recorder, num_steps, length, mesh)
+            _, advance_fn, _ = _kernels(
+                algorithm, recorder, num_steps, length, mesh, common_random_numbers
+            )
             xs = jax.tree_util.tree_map(lambda x, a=t0, b=t0 + length: x[a:b], inputs)
             state, acc = advance_fn(
                 params_dev, key_dev, param_idx, seed_idx, state, acc,
