@@ -336,7 +336,7 @@ def test_sweeps_over_mu_compile_once():
         record=TOTAL,
     )
     assert engine._kernels.cache_info().misses == misses
-    _, advance, _ = engine._kernels(algo, TOTAL, horizon, horizon, None)
+    _, advance, _ = engine._kernels(algo, TOTAL, horizon, horizon, None, True)
     assert advance._cache_size() == 1  # traced and compiled once for both grids
     assert first.record.shape == second.record.shape == (3, 4)
     assert not np.array_equal(first.record, second.record)
