@@ -25,11 +25,15 @@ def _as_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
+def _show(x: float) -> float | int:
+    return int(x) if np.isfinite(x) and float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
 def _describe(value: np.ndarray, bad: np.ndarray) -> str:
     if value.ndim == 0:
-        return repr(value.item())
-    first = value[bad].ravel()[:3]
-    return f"{first.tolist()} (first offending entries of an array of shape {value.shape})"
+        return repr(_show(value.item()))
+    first = [_show(x) for x in value[bad].ravel()[:3].tolist()]
+    return f"{first} (first offending entries of an array of shape {value.shape})"
 
 
 def check(name: str, value: Any, ok: Callable[[np.ndarray], np.ndarray], allowed: str) -> None:
@@ -75,12 +79,11 @@ def check_range(
 
 def check_integer(name: str, value: Any, low: int = -(2**62), high: int = 2**62) -> None:
     """Check that a concrete ``value`` holds integers in ``[low, high]``."""
-    check(
-        name,
-        value,
-        lambda x: (x == np.round(x)) & (x >= low) & (x <= high),
-        f"an integer in [{_fmt(low)}, {_fmt(high)}]",
-    )
+    if high >= 2**62:
+        allowed = f"an integer >= {_fmt(low)}"
+    else:
+        allowed = f"an integer in [{_fmt(low)}, {_fmt(high)}]"
+    check(name, value, lambda x: (x == np.round(x)) & (x >= low) & (x <= high), allowed)
 
 
 def check_sums_to_one(name: str, value: Any, axis: int = -1, atol: float = 1e-6) -> None:

@@ -34,6 +34,22 @@ from ldpjax.quantile.schedules import DEFAULT_LR, check_learning_rate, learning_
 from ldpjax.types import Array, ArrayLike
 
 
+@dataclasses.dataclass(frozen=True)
+class PerClientBudget:
+    """Static configuration shared by the one-sample-per-round methods (DC, Single):
+    ``budget`` = t_T samples per client (integer >= 1), one round per sample."""
+
+    budget: int
+
+    def __post_init__(self):
+        v.check_integer("budget (t_T, samples per client)", self.budget, 1)
+
+    @property
+    def num_rounds(self) -> int:
+        return int(self.budget)
+
+
+
 class QuantileParams(NamedTuple):
     """Numeric parameters shared by every quantile algorithm (array leaves: vmap/grad-able).
 

@@ -21,23 +21,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from ldpjax import _validation as v
 from ldpjax.engine import Algorithm
-from ldpjax.quantile._core import _CoreSpec, rounds_algorithm
+from ldpjax.quantile._core import PerClientBudget, _CoreSpec, rounds_algorithm
 
 
 @dataclasses.dataclass(frozen=True)
-class DivideAndConquerConfig:
+class DivideAndConquerConfig(PerClientBudget):
     """Static configuration: ``budget`` = t_T samples per client (integer >= 1)."""
-
-    budget: int
-
-    def __post_init__(self):
-        v.check_integer("budget (t_T, samples per client)", self.budget, 1)
-
-    @property
-    def num_rounds(self) -> int:
-        return int(self.budget)
 
 
 @functools.cache

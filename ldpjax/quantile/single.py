@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from ldpjax import _validation as v
 from ldpjax.engine import Algorithm
-from ldpjax.quantile._core import QuantileParams, RoundOutputs, params_valid
+from ldpjax.quantile._core import PerClientBudget, QuantileParams, RoundOutputs, params_valid
 from ldpjax.quantile.clients import sample_from_uniform
 from ldpjax.quantile.inference import (
     InferenceState,
@@ -44,17 +44,8 @@ from ldpjax.types import Array
 
 
 @dataclasses.dataclass(frozen=True)
-class SingleConfig:
+class SingleConfig(PerClientBudget):
     """``budget`` = t_T samples per client; the pooled stream has K t_T records."""
-
-    budget: int
-
-    def __post_init__(self):
-        v.check_integer("budget (t_T, samples per client)", self.budget, 1)
-
-    @property
-    def num_rounds(self) -> int:
-        return int(self.budget)
 
 
 class SingleState(NamedTuple):
