@@ -40,7 +40,7 @@ from ldpjax.accounting import compose_parallel
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.environment import argmax_random_ties, arm_mask, best_ctr
 from ldpjax.bandits.epsilon_greedy import EpsilonGreedyParams, epsilon_greedy_params
-from ldpjax.bandits.state import CLOCKS, BanditState, estimated_ctr
+from ldpjax.bandits.state import BanditState, check_policy_config, estimated_ctr
 from ldpjax.engine import Algorithm
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
@@ -58,12 +58,7 @@ class BlockConfig:
     growth: float = 0.01
 
     def __post_init__(self):
-        v.check_integer("num_segments", self.num_segments, 1)
-        v.check_integer("max_arms", self.max_arms, 2)
-        if self.clock not in CLOCKS:
-            raise ValueError(f"clock must be one of {CLOCKS}; got {self.clock!r}")
-        if self.init_steps is not None:
-            v.check_integer("init_steps", self.init_steps, 1)
+        check_policy_config(self)
         v.check_range("growth", self.growth, 0.0, 1.0)
 
 

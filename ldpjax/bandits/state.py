@@ -43,12 +43,17 @@ class PolicyConfig:
     replay_segments: bool = False
 
     def __post_init__(self):
-        v.check_integer("num_segments", self.num_segments, 1)
-        v.check_integer("max_arms", self.max_arms, 2)
-        if self.clock not in CLOCKS:
-            raise ValueError(f"clock must be one of {CLOCKS}; got {self.clock!r}")
-        if self.init_steps is not None:
-            v.check_integer("init_steps", self.init_steps, 1)
+        check_policy_config(self)
+
+
+def check_policy_config(config) -> None:
+    """Validation shared by the per-visitor and block policies' static configurations."""
+    v.check_integer("num_segments", config.num_segments, 1)
+    v.check_integer("max_arms", config.max_arms, 2)
+    if config.clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {CLOCKS}; got {config.clock!r}")
+    if config.init_steps is not None:
+        v.check_integer("init_steps", config.init_steps, 1)
 
 
 class BanditState(NamedTuple):
