@@ -1,19 +1,39 @@
-"""The ``ldpjax`` command: ``list``, ``run NAME``, ``reproduce``, ``info``.
+"""The ``ldpjax`` command: ``list``, ``run NAME``, ``reproduce``, ``bench``, ``info``.
 
-Exit codes: 0 success, 1 an experiment failed unexpectedly, 2 usage errors (unknown
-experiment, bad option or value, missing optional dependency).
+Exit codes: 0 success; 1 an experiment failed unexpectedly or the disk filled up while writing;
+2 usage errors (unknown experiment, bad option or value, missing optional dependency, an output
+folder that is a file, not writable, short of free space or in use by another run); 130
+interrupted (Ctrl-C: one line, no traceback; the same command resumes from the saved chunks).
+Every error is one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import re
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 USAGE_ERROR = 2
+INTERRUPTED = 130
+INTERRUPT_MESSAGE = "interrupted \u2014 rerun the same command to resume"
+# OSErrors that mean "the environment", not a bug: reported in one line instead of a traceback
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with option-value errors in the user's words: ``--mu expects ...``."""
+
+    def error(self, message: str):  # type: ignore[override]
+        message = re.sub(r"^argument (\S+?)(?:/\S+)?: expects", r"\1 expects", message)
+        super().error(message)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -30,10 +50,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from ldpjax import __version__
+
+    parser = _Parser(
         prog="ldpjax",
         description="Batched JAX experiments for learning under local differential privacy.",
     )
+    parser.add_argument("--version", action="version", version=f"ldpjax {__version__}")
     parser.add_argument("--plugin", action="append", default=[],
                         help="Python file that registers extra experiments (repeatable)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -51,11 +74,34 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--seeds", type=int, default=None, help="override the seeds of every run")
     _common(rep)
     rep.set_defaults(out="results")
+    sub.add_parser("bench", help="time ldpjax's workloads (ldpjax bench --help for options)",
+                   add_help=False)
     return parser
 
 
+_WORDS = {int: "an integer", float: "a number", str: "a string"}
+
+
+def _user_words(opt) -> Any:
+    """``opt.parse`` with failures reported as ``--flag expects ..., got 'text'``."""
+    parse = opt.parse
+
+    def wrapped(text: str) -> Any:
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError:
+            raise
+        except (TypeError, ValueError) as err:
+            words = _WORDS.get(parse)
+            detail = f"expects {words}" if words else f"expects a valid value ({err})"
+            raise argparse.ArgumentTypeError(f"{detail}, got {text!r}") from None
+
+    wrapped.__name__ = getattr(parse, "__name__", "value")
+    return wrapped
+
+
 def _experiment_parser(experiment) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=f"ldpjax run {experiment.name}",
         description=experiment.description,
         epilog=("Common options: --seeds N --out DIR --size small|paper --seed S "
@@ -64,14 +110,24 @@ def _experiment_parser(experiment) -> argparse.ArgumentParser:
     for opt in experiment.options:
         defaults = {size: cfg.get(opt.name, opt.default) for size, cfg in experiment.sizes.items()}
         shown = ", ".join(f"{size}: {value}" for size, value in defaults.items())
-        parser.add_argument(opt.flag, dest=opt.name, type=opt.parse, default=None,
+        parser.add_argument(opt.flag, dest=opt.name, type=_user_words(opt), default=None,
                             choices=opt.choices, help=f"{opt.help} (default {shown})")
     return parser
 
 
-def _fail(message: str) -> int:
-    print(f"ldpjax: error: {message}", file=sys.stderr)
-    return USAGE_ERROR
+def _fail(message: str, code: int = USAGE_ERROR) -> int:
+    message = " ".join(str(message).split())  # always one line
+    print(f"ldpjax: error: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+def _environment_error(err: OSError) -> int:
+    """A full disk or a permission problem met while writing: one line, exit 1."""
+    where = f" ({err.filename})" if err.filename else ""
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return _fail(f"no space left on the device{where}; free some space and rerun the same "
+                     "command (finished chunks are kept)", 1)
+    return _fail(f"{err.strerror or err}{where}", 1)
 
 
 def _configure_jax(args: argparse.Namespace) -> None:
@@ -134,11 +190,16 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
         )
     except ValueError as err:
         return _fail(str(err))
+    except OSError as err:
+        if err.errno in _ENVIRONMENT_ERRNOS:
+            return _environment_error(err)
+        raise
     return 0
 
 
 def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
     from ldpjax.experiments import list_experiments, run_experiment
+    from ldpjax.experiments.outdir import claim_output_dir
 
     experiments = [e for e in list_experiments() if e.in_reproduce]
     if args.only:
@@ -148,10 +209,23 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
         if unknown:
             return _fail(f"unknown experiment(s) {unknown}; choose from {sorted(known)}")
         experiments = [e for e in list_experiments() if e.name in wanted]
+    if args.seeds is not None and args.seeds < 1:
+        return _fail(f"--seeds must be >= 1, got {args.seeds}")
     _configure_jax(args)
-    root = Path(args.out)
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        with claim_output_dir(args.out) as root:
+            return _reproduce_into(root, experiments, args, argv, run_experiment)
+    except ValueError as err:  # the output folder was refused
+        return _fail(str(err))
+    except OSError as err:
+        if err.errno in _ENVIRONMENT_ERRNOS:
+            return _environment_error(err)
+        raise
+
+
+def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     report: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
     clock = time.perf_counter()
     for experiment in experiments:
         entry: dict[str, Any] = {"experiment": experiment.name}
@@ -163,30 +237,72 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
             continue
         start = time.perf_counter()
         try:
-            _, out = run_experiment(
+            result, out = run_experiment(
                 experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
                 seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
                 command=["ldpjax", *argv],
             )
             entry.update(status="ok", output=str(out))
+            for verdict in result.extra.get("verdicts", None) or []:
+                verdicts.append({"experiment": experiment.name, **dict(verdict)})
+        except OSError as err:
+            if err.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise  # nothing further can be written: stop with one line
+            entry.update(status="failed", error=_print_failure(err))
         except Exception as err:  # noqa: BLE001 - report every experiment, then fail
-            import traceback
-
-            traceback.print_exc()
-            entry.update(status="failed", error=f"{type(err).__name__}: {err}")
+            entry.update(status="failed", error=_print_failure(err))
         entry["wall_seconds"] = round(time.perf_counter() - start, 1)
+        entry["verdicts"] = sum(v["experiment"] == experiment.name for v in verdicts)
         report.append(entry)
-    (root / "reproduce.json").write_text(json.dumps(report, indent=2))
+    # ---- verdict table: every experiment's result.extra["verdicts"], collected here (one call
+    # site; the format of a row is ldpjax.experiments.verdicts.verdict_table's)
+    from ldpjax.experiments.verdicts import format_verdict_table, verdict_table
+
+    verdict_rows = verdict_table(verdicts)
+    from ldpjax.experiments.runner import _jsonable
+
+    (root / "reproduce.json").write_text(json.dumps(
+        _jsonable({"experiments": report, "verdicts": verdict_rows}), indent=2))
     total = time.perf_counter() - clock
     print(f"\n== reproduce: {len(report)} experiment(s) in {total:.0f} s -> {root}")
     for entry in report:
         extra = entry.get("reason") or entry.get("error") or f"{entry.get('wall_seconds')} s"
         print(f"  {entry['experiment']:<28} {entry['status']:<8} {extra}")
+    print(f"\n== verdicts against the papers ({len(verdict_rows)} claims)")
+    print(format_verdict_table(verdict_rows) if verdict_rows else "  (no experiment reported "
+          "verdicts)")
     return 1 if any(e["status"] == "failed" for e in report) else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _print_failure(err: BaseException) -> str:
+    import traceback
+
+    traceback.print_exc()
+    return f"{type(err).__name__}: {err}"
+
+
+def _cmd_bench(rest: list[str]) -> int:
+    try:
+        import ldpjax.bench as bench
+    except ModuleNotFoundError as err:
+        if err.name not in ("ldpjax.bench",):
+            raise
+        return _fail("the benchmark module ldpjax.bench is not part of this installation; "
+                     "install a version of ldpjax that ships it")
+    if not (callable(getattr(bench, "add_arguments", None)) and callable(getattr(bench, "run", None))):
+        return _fail("ldpjax.bench does not provide add_arguments() and run(); this "
+                     "installation's benchmark module is incomplete")
+    parser = _Parser(prog="ldpjax bench", description=(bench.__doc__ or "").strip().split("\n")[0]
+                     or "Time ldpjax's workloads.")
+    bench.add_arguments(parser)
+    try:
+        args = parser.parse_args(rest)
+    except SystemExit as stop:
+        return int(stop.code or 0)
+    return int(bench.run(args) or 0)
+
+
+def _dispatch(argv: list[str]) -> int:
     parser = _build_parser()
     args, rest = parser.parse_known_args(argv)
     for plugin in args.plugin:
@@ -196,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             load_plugin(plugin)
         except ValueError as err:
             return _fail(str(err))
-    if args.command != "run" and rest:
+    if args.command not in ("run", "bench") and rest:
         return _fail(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "list":
         return _cmd_list()
@@ -204,7 +320,85 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_info()
     if args.command == "run":
         return _cmd_run(args, rest, argv)
+    if args.command == "bench":
+        return _cmd_bench(rest)
     return _cmd_reproduce(args, argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code.
+
+    Called without ``argv`` (the ``ldpjax`` console script, ``python -m ldpjax``) a Ctrl-C ends
+    the process with one line on stderr and ``os._exit(130)``: a normal interpreter shutdown
+    while JAX's runtime threads are busy can crash (segfault) instead, and a KeyboardInterrupt
+    that lands inside a garbage-collector callback would be swallowed (caught here by
+    ``sys.unraisablehook``), and a main thread blocked in a long XLA computation would not see
+    it, so a watchdog exits :data:`INTERRUPT_GRACE_S` seconds after the signal in any case.
+    Completed checkpoint chunks are on disk, so the same command resumes.
+    """
+    as_program = argv is None
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if as_program:
+        _install_interrupt_handler()
+    try:
+        return _dispatch(argv)
+    except KeyboardInterrupt:
+        if as_program:
+            _exit_interrupted()
+        _say_interrupted()
+        return INTERRUPTED
+
+
+INTERRUPT_GRACE_S = 3.0
+_EXIT_LOCK = threading.Lock()
+
+
+def _say_interrupted() -> None:
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        print(f"\nldpjax: {INTERRUPT_MESSAGE}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _exit_interrupted() -> None:
+    """Say so once and end the process now (no interpreter shutdown, no traceback)."""
+    with _EXIT_LOCK:  # the main thread and the watchdog may both get here: one line only
+        _say_interrupted()
+        os._exit(INTERRUPTED)
+
+
+def _install_interrupt_handler() -> None:
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return  # SIGINT ignored (background job) or handled by an embedding program
+    hits = []
+
+    def handler(signum, frame):
+        if hits:  # a second Ctrl-C: stop at once
+            _exit_interrupted()
+        hits.append(time.monotonic())
+        watchdog = threading.Timer(INTERRUPT_GRACE_S, _exit_interrupted)
+        watchdog.daemon = True
+        watchdog.start()
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        return
+    previous_hook = sys.unraisablehook
+
+    def unraisable(info):
+        # the interrupt landed where Python cannot raise (a gc callback, a __del__): exit now
+        # rather than print "Exception ignored in ..." and carry on
+        if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+            _exit_interrupted()
+        previous_hook(info)
+
+    sys.unraisablehook = unraisable
 
 
 if __name__ == "__main__":

@@ -47,6 +47,12 @@ def gdp_mixture_delta(mus: ArrayLike, weights: ArrayLike, eps: ArrayLike) -> Arr
       mus: component GDP parameters, in (0, inf), last axis = components.
       weights: component probabilities p_B (non-negative, summing to 1 on the last axis).
       eps: in [0, inf], broadcast against the leading axes of ``mus``/``weights``.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> # a point in a batch of 1 (1-GDP) or of 4 (0.5-GDP) rounds, with probability 1/2 each
+      >>> round(float(gdp_mixture_delta(jnp.array([1.0, 0.5]), jnp.array([0.5, 0.5]), 1.0)), 4)
+      0.0669
     """
     _check_mixture(mus, weights)
     v.check_range("eps", eps, 0.0, jnp.inf)
@@ -82,6 +88,11 @@ def gdp_mixture_tradeoff(mus: ArrayLike, weights: ArrayLike, alpha: ArrayLike) -
 
     Returns:
       beta in [0, 1]; with a single component it equals ``gdp_tradeoff(mu, alpha)``.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> round(float(gdp_mixture_tradeoff(jnp.array([1.0, 0.5]), jnp.array([0.5, 0.5]), 0.05)), 4)
+      0.7986
     """
     _check_mixture(mus, weights)
     v.check_range("alpha", alpha, 0.0, 1.0)

@@ -30,6 +30,10 @@ def rr_epsilon(r: ArrayLike) -> Array:
 
     Args:
       r: truthful-response rate, in (0, 1]; r = 1 (always truthful) gives eps = inf.
+
+    Example:
+      >>> round(float(rr_epsilon(0.5)), 4)  # log 3
+      1.0986
     """
     v.check_range("r", r, 0.0, 1.0, low_open=True)
     (r,) = _f(r)
@@ -45,6 +49,10 @@ def rr_rate(eps: ArrayLike) -> Array:
 
     Args:
       eps: in [0, inf]; eps = 0 gives r = 0 (pure coin flips), eps = inf gives r = 1.
+
+    Example:
+      >>> round(float(rr_rate(1.0986)), 4)
+      0.5
     """
     v.check_range("eps", eps, 0.0, jnp.inf)
     (eps,) = _f(eps)
@@ -61,6 +69,10 @@ def krr_explore_prob(xi: ArrayLike, k: ArrayLike) -> Array:
       xi: visitor-level budget, in [0, inf]; xi = 0 is uniform play (probability 1),
         xi = inf pure greed (probability 0).
       k: number of categories (arms), an integer >= 2.
+
+    Example:
+      >>> round(float(krr_explore_prob(1.0, 2)), 4)  # 2 / (1 + e)
+      0.5379
     """
     v.check_range("xi", xi, 0.0, jnp.inf)
     v.check_integer("k", k, 2)
@@ -78,6 +90,10 @@ def krr_budget(explore_prob: ArrayLike, k: ArrayLike) -> Array:
     Args:
       explore_prob: p in [0, 1]; p = 1 gives xi = 0, p = 0 gives xi = inf.
       k: number of arms, an integer >= 2.
+
+    Example:
+      >>> round(float(krr_budget(0.5379, 2)), 3)
+      1.0
     """
     v.check_range("explore_prob", explore_prob, 0.0, 1.0)
     v.check_integer("k", k, 2)
@@ -94,6 +110,10 @@ def pure_dp_tradeoff(eps: ArrayLike, alpha: ArrayLike) -> Array:
     Args:
       eps: in [0, inf].
       alpha: type I error, in [0, 1].
+
+    Example:
+      >>> round(float(pure_dp_tradeoff(1.0, 0.05)), 4)  # 1 - e * 0.05
+      0.8641
     """
     v.check_range("eps", eps, 0.0, jnp.inf)
     v.check_range("alpha", alpha, 0.0, 1.0)
@@ -115,6 +135,11 @@ def compose_parallel(budgets: ArrayLike, axis: int | None = -1) -> Array:
     Args:
       budgets: pure-DP budgets in [0, inf].
       axis: axis (or ``None`` for all) over which the uses are composed.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> float(compose_parallel(jnp.array([0.5, 1.0, 0.25])))
+      1.0
     """
     v.check_range("budgets", budgets, 0.0, jnp.inf)
     (b,) = _f(budgets)
@@ -129,6 +154,11 @@ def compose_sequential(budgets: ArrayLike, axis: int | None = -1) -> Array:
     Args:
       budgets: pure-DP budgets in [0, inf].
       axis: axis (or ``None`` for all) over which the analyses are composed.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> float(compose_sequential(jnp.array([0.5, 1.0, 0.25])))
+      1.75
     """
     v.check_range("budgets", budgets, 0.0, jnp.inf)
     (b,) = _f(budgets)

@@ -27,6 +27,7 @@ from ldpjax.bandits.bounds import gamma_star_dynamic
 from ldpjax.bandits.bounds import regret_bound_constant
 from ldpjax.bandits.bounds import regret_bound_dynamic
 from ldpjax.bandits.budgets import STRATEGIES
+from ldpjax.bandits.budgets import STRATEGY_NAMES
 from ldpjax.bandits.budgets import arm_specific_exploration
 from ldpjax.bandits.budgets import dynamic_explore_prob
 from ldpjax.bandits.budgets import exploration
@@ -64,9 +65,11 @@ from ldpjax.bandits.privacy import posterior_probability_bound
 from ldpjax.bandits.state import BanditOutputs
 from ldpjax.bandits.state import BanditState
 from ldpjax.bandits.state import PolicyConfig
+from ldpjax.bandits.state import max_spend
 
 __all__ = [
     "STRATEGIES",
+    "STRATEGY_NAMES",
     "Allocation",
     "BanditOutputs",
     "BanditState",
@@ -99,6 +102,7 @@ __all__ = [
     "load_asos",
     "load_obd",
     "make_environment",
+    "max_spend",
     "mechanism_epsilon",
     "nonprivate_greedy",
     "num_blocks",

@@ -20,9 +20,20 @@ Approximation: this is exactly the policy "update Q and eps every block", a batc
 the paper's per-visitor epsilon-greedy (firms do update daily). With ``growth`` small the
 greedy arm and eps_t ~ t^{-1/3} change by a relative O(growth / 3) within a block; the test
 suite checks that mean regret and clicks agree with the per-visitor policy
-(:func:`ldpjax.bandits.epsilon_greedy`) within Monte Carlo error. Privacy is unaffected: every
-visitor of a block gets K-RR with the block's xi, and the state keeps max xi (parallel
-composition) exactly as the per-visitor policy does.
+(:func:`ldpjax.bandits.epsilon_greedy`) within Monte Carlo error.
+
+Privacy: every visitor of a block gets K-RR of its segment's greedy arm with the block's
+xi <= gamma; the block draws the *counts* of those reports exactly
+(:func:`kary_report_counts`: explorers ~ Binomial(m_s, eps_s), their arms ~ Multinomial with the
+exploration weights, the rest on the greedy arm) -- the same law as m_s independent K-RR
+reports. ``privacy_event(params)`` is therefore the per-visitor claim of
+:func:`ldpjax.bandits.epsilon_greedy` (``KaryRandomizedResponseEvent(gamma, K)``; arm-specific:
+``(max_j xi_j, 2)``): what each visitor's record costs. The ``spend`` output is the block's max xi
+(record max_t xi_t with :func:`ldpjax.bandits.max_spend`). Fail closed as the per-visitor
+policy: a traced invalid gamma explores with probability 1.
+
+Randomness: segment counts and clicks are data sampling; the greedy tie-break is algorithm
+randomness; the report counts are privacy noise (see :func:`kary_report_counts`).
 """
 
 from __future__ import annotations
@@ -36,11 +47,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
-from ldpjax.accounting import compose_parallel
 from ldpjax.bandits import budgets as budgets_lib
-from ldpjax.bandits.environment import argmax_random_ties, arm_mask, best_ctr
-from ldpjax.bandits.epsilon_greedy import EpsilonGreedyParams, epsilon_greedy_params
+from ldpjax.bandits.environment import argmax_random_ties, arm_mask, best_ctr, ctr_ok
+from ldpjax.bandits.epsilon_greedy import (
+    EpsilonGreedyParams,
+    check_params,
+    epsilon_greedy_params,
+    privacy_event,
+)
 from ldpjax.bandits.state import BanditState, check_policy_config, estimated_ctr
+from ldpjax.mechanisms import KaryRandomizedResponseEvent, kary_randomized_response_counts
 from ldpjax.engine import Algorithm
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
@@ -59,6 +75,8 @@ class BlockConfig:
 
     def __post_init__(self):
         check_policy_config(self)
+        if isinstance(self.growth, (str, bool)):
+            raise TypeError(f"growth must be a number; got {self.growth!r}")
         v.check_range("growth", self.growth, 0.0, 1.0)
 
 
@@ -75,10 +93,23 @@ class BlockOutputs(NamedTuple):
     clicks: Array  # int32
     regret: Array
     spend: Array  # max xi over the block's segments (0 for an empty block)
+    explore_prob: Array  # exploration probability averaged over the block's visitors
 
 
-def block_params(env, strategy="capped", gamma=1.0, horizon=10_000, arm_budgets=None, stream=0):
-    """Validated :class:`BlockParams` (``horizon`` T >= 1, ``stream`` >= 0)."""
+def block_params(env, strategy="dynamic", gamma=None, horizon=10_000, arm_budgets=None,
+                 stream=0):
+    """Validated :class:`BlockParams` (``horizon`` T >= 1, ``stream`` >= 0); the other arguments
+    as :func:`~ldpjax.bandits.epsilon_greedy_params`.
+
+    Example:
+      >>> from ldpjax import bandits
+      >>> p = block_params(bandits.make_environment([0.3, 0.2]), "constant", 1.0, horizon=100)
+      >>> int(p.horizon), int(p.policy.strategy)
+      (100, 0)
+    """
+    for name, value in (("horizon", horizon), ("stream", stream)):
+        if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a scalar integer; got {value!r}")
     v.check_integer("horizon", horizon, 1, 2**31 - 1)
     v.check_integer("stream", stream, 0, 2**31 - 1)
     policy = epsilon_greedy_params(env, strategy, gamma, arm_budgets)
@@ -94,8 +125,15 @@ def block_size(visitors_so_far, horizon, growth: float):
 
 
 def num_blocks(horizon: int, growth: float) -> int:
-    """Number of scan steps that cover ``horizon`` visitors (the static ``num_steps``)."""
-    v.check_integer("horizon", horizon, 1)
+    """Number of scan steps that cover ``horizon`` visitors (the static ``num_steps``).
+
+    Example:
+      >>> num_blocks(10, 0.0), num_blocks(10, 0.5)  # growth 0.5: blocks 1, 1, 1, 1, 2, 3, 1
+      (10, 7)
+    """
+    if isinstance(horizon, (str, bytes)) or isinstance(growth, (str, bytes)):
+        raise ValueError(f"horizon and growth must be numbers; got {horizon!r}, {growth!r}")
+    v.check_integer("horizon", horizon, 1, 2**31 - 1)
     v.check_range("growth", growth, 0.0, 1.0)
     if growth == 0:
         return int(horizon)
@@ -119,6 +157,8 @@ def multinomial_counts(key: PRNGKey, count: ArrayLike, probs: ArrayLike) -> Arra
     for k in range(probs.shape[-1] - 1):
         p = probs[..., k]
         cond = jnp.where(mass > 0, jnp.clip(p / jnp.where(mass > 0, mass, 1.0), 0.0, 1.0), 0.0)
+        # data sampling only (segment counts); the privacy release's multinomial lives in
+        # ldpjax.mechanisms.kary_randomized_response_counts
         draw = jax.random.binomial(keys[k], remaining, cond, dtype=probs.dtype)
         draw = jnp.minimum(jnp.round(draw), remaining)
         out.append(draw)
@@ -128,28 +168,62 @@ def multinomial_counts(key: PRNGKey, count: ArrayLike, probs: ArrayLike) -> Arra
     return jnp.stack(out, axis=-1)
 
 
+def kary_report_counts(key: PRNGKey, counts: ArrayLike, category: ArrayLike,
+                       explore_prob: ArrayLike, weights: ArrayLike) -> Array:
+    """Counts of K-RR reports of ``counts`` records that share one true ``category``.
+
+    The block's privacy release, drawn by the mechanisms layer
+    (:func:`ldpjax.mechanisms.kary_randomized_response_counts`): exactly the law of the counts
+    of ``counts`` independent reports of :func:`ldpjax.mechanisms.kary_randomized_response_explore`
+    with exploration ``weights``. A NaN or out-of-range traced ``explore_prob`` (or category)
+    explores with probability 1.
+
+    Returns:
+      Report counts, shape (..., K), summing to ``counts`` on the last axis.
+    """
+    return kary_randomized_response_counts(key, counts, category, explore_prob, weights)
+
+
+def block_privacy_event(params: BlockParams) -> KaryRandomizedResponseEvent:
+    """What each visitor's record costs: the per-visitor K-RR claim of the block's policy."""
+    return privacy_event(params.policy)
+
+
 @functools.cache
 def batched_epsilon_greedy(config: BlockConfig) -> Algorithm:
-    """The block-updated policy as an engine algorithm (one block per step)."""
+    """The block-updated policy as an engine algorithm (one block per step).
+
+    Example:
+      >>> from ldpjax import bandits
+      >>> from ldpjax.engine import make_key, record, simulate
+      >>> env = bandits.make_environment([0.324, 0.295])
+      >>> cfg = bandits.BlockConfig(growth=0.5)
+      >>> out = simulate(batched_epsilon_greedy(cfg), bandits.block_params(env, horizon=64),
+      ...                make_key(0), num_blocks(64, 0.5), num_seeds=2,
+      ...                record=record.total("visitors"))
+      >>> out.record.tolist()
+      [64, 64]
+    """
+    if not isinstance(config, BlockConfig):
+        raise TypeError(f"config must be a BlockConfig; got {type(config).__name__}")
 
     def init(params: BlockParams, key) -> BanditState:
-        dtype = params.policy.ctr.dtype
         shape = (config.num_segments, config.max_arms)
         return BanditState(
             jnp.zeros(shape, jnp.int32), jnp.zeros(shape, jnp.int32),
             jnp.zeros((config.num_segments,), jnp.int32), jnp.zeros((), jnp.int32),
-            jnp.zeros((), dtype),
         )
 
     def step(params: BlockParams, state: BanditState, inputs, key):
         p = params.policy
         dtype = p.ctr.dtype
+        # key plumbing: the grid point's stream, then one key per kind of draw
         key = jax.random.fold_in(key, params.stream)
         seg_key, tie_key, show_key, click_key = jax.random.split(key, 4)
         size = block_size(state.t, params.horizon, config.growth)
         if config.num_segments == 1:
             seg_counts = size.astype(dtype)[None]
-        else:
+        else:  # data sampling: the block's visitors per segment
             seg_counts = multinomial_counts(seg_key, size.astype(dtype), p.segment_probs)
         mask = arm_mask(p.num_arms, config.max_arms)
         init_steps = p.num_arms if config.init_steps is None else config.init_steps
@@ -162,26 +236,40 @@ def batched_epsilon_greedy(config: BlockConfig) -> Algorithm:
                 p.strategy, p.gamma, p.arm_budgets, c, p.num_arms, mask, init_steps
             )
         )(clocks)
+        # algorithm randomness: the greedy arm of every segment among ties
         noise = jax.random.uniform(tie_key, (config.num_segments, config.max_arms), dtype)
         greedy = argmax_random_ties(estimated_ctr(state), mask, noise)
-        probs = budgets_lib.show_probabilities(explore_prob, weights, greedy)
-        probs = jnp.where(mask, probs, 0.0)
-        shows = multinomial_counts(show_key, seg_counts, probs)
+        # privacy noise: the block's K-RR reports, as counts per segment x arm
+        shows = kary_report_counts(show_key, seg_counts, greedy, explore_prob,
+                                   jnp.where(mask, weights, 0.0))
+        # data sampling: the clicks of the shown arms
         clicks = jnp.minimum(jnp.round(jax.random.binomial(click_key, shows, p.ctr, dtype=dtype)),
                              shows)
         gaps = best_ctr(p.ctr, p.num_arms)[:, None] - p.ctr
         regret = jnp.sum(jnp.where(mask, shows * gaps, 0.0))
+        regret = v.valid_or_nan(ctr_ok(p.ctr, p.num_arms), regret)  # fail closed
+        # NaN (failed-closed budget) propagates through the max
         block_spend = jnp.max(jnp.where(seg_counts > 0, spend, 0.0))
         state = BanditState(
             state.shows + shows.astype(jnp.int32),
             state.clicks + clicks.astype(jnp.int32),
             state.visits + seg_counts.astype(jnp.int32),
             state.t + size,
-            compose_parallel(jnp.stack([state.max_spend, block_spend.astype(dtype)])),
         )
-        return state, BlockOutputs(size, jnp.sum(clicks.astype(jnp.int32)), regret, block_spend)
+        explore = jnp.sum(seg_counts * explore_prob) / jnp.maximum(size.astype(dtype), 1.0)
+        return state, BlockOutputs(size, jnp.sum(clicks.astype(jnp.int32)), regret,
+                                   block_spend.astype(dtype), explore.astype(dtype))
 
-    return Algorithm(init, step)
+    def validate(params: BlockParams, inputs) -> None:
+        if not isinstance(params, BlockParams):
+            raise TypeError(f"params must be BlockParams; got {type(params).__name__}")
+        check_params(params.policy, config.num_segments, config.max_arms)
+        v.check_integer("horizon", params.horizon, 1, 2**31 - 1)
+        v.check_integer("stream", params.stream, 0, 2**31 - 1)
+        if inputs is not None:
+            raise ValueError("inputs must be None for the block policy (segments are drawn)")
+
+    return Algorithm(init, step, validate, block_privacy_event)
 
 
 __all__ = [
@@ -190,8 +278,10 @@ __all__ = [
     "BlockOutputs",
     "BlockParams",
     "batched_epsilon_greedy",
+    "block_privacy_event",
     "block_params",
     "block_size",
+    "kary_report_counts",
     "multinomial_counts",
     "num_blocks",
 ]

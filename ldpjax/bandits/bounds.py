@@ -50,6 +50,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax.accounting import krr_budget
@@ -71,6 +72,9 @@ def _form_constants(form: str) -> tuple[float, float]:
 
 
 def _floats(*xs):
+    # lists and tuples (e.g. a list of budgets) become NumPy arrays first: jnp.result_type
+    # cannot read them
+    xs = tuple(np.asarray(x, np.float64) if isinstance(x, (list, tuple)) else x for x in xs)
     dtype = jnp.result_type(*xs, float)
     return tuple(jnp.asarray(x, dtype) for x in xs)
 
@@ -129,6 +133,13 @@ def regret_bound_constant(
 
     Returns:
       The bound, broadcast over gamma, K and T. NaN for out-of-domain traced entries.
+
+    Example:
+      >>> import math
+      >>> eps = 2 / (2 + math.e - 1)  # eq. 15, simple constants, K = 2, T = 1e4, gamma = 1
+      >>> ref = 1e4 * eps + math.sqrt(2 + math.e - 1) * math.sqrt(1e4 * math.log(1e4))
+      >>> bool(abs(float(regret_bound_constant(1.0, 2, 1e4, form="simple")) / ref - 1) < 1e-5)
+      True
     """
     _check_gamma(gamma)
     _check_k(K)
@@ -182,6 +193,12 @@ def budget_exhaustion_time(gamma: ArrayLike, K: ArrayLike) -> Array:
     Args:
       gamma: experiment budget, in [0, inf].
       K: number of arms, integer >= 2.
+
+    Example:
+      >>> import math
+      >>> t = float(budget_exhaustion_time(1.0, 2))
+      >>> round((2 * math.log(t) / t) ** (1 / 3) / (2 / (1 + math.e)), 4)  # eps_dyn = eps_gamma
+      1.0
     """
     _check_gamma(gamma)
     _check_k(K)
@@ -229,6 +246,11 @@ def regret_bound_dynamic(
       T: horizon, in [1, inf).
       form: ``"appendix"`` (default) or ``"simple"``.
       segment_probs: optional segment probabilities: sum of the bounds at T_j = p_j T.
+
+    Example:
+      >>> r = regret_bound_dynamic([0.5, 1.0, 3.0], 2, 1e4)
+      >>> bool(r[0] >= r[1] >= r[2])  # more budget never raises the dynamic bound
+      True
     """
     _check_gamma(gamma)
     _check_k(K)
@@ -283,6 +305,11 @@ def elasticity_constant(gamma: ArrayLike, K: ArrayLike, T: ArrayLike, **kwargs) 
       gamma: in [0, inf) (the elasticity at gamma = 0 is 0).
       K: integer >= 2.
       T: in [1, inf).
+
+    Example:
+      >>> g = gamma_star_constant(2, 1e4)
+      >>> bool(abs(float(elasticity_constant(g, 2, 1e4))) < 1e-3)  # zero at gamma*_const
+      True
     """
     _check_k(K)
     _check_t(T)
@@ -300,6 +327,10 @@ def elasticity_dynamic(gamma: ArrayLike, K: ArrayLike, T: ArrayLike, **kwargs) -
       gamma: in [0, inf).
       K: integer >= 2.
       T: in [1, inf).
+
+    Example:
+      >>> bool(float(elasticity_dynamic(0.5, 2, 1e4)) <= 0.0)
+      True
     """
     _check_k(K)
     _check_t(T)
@@ -320,6 +351,10 @@ def gamma_star_constant(K: ArrayLike, T: ArrayLike, *, form: str = "appendix") -
       K: integer >= 2.
       T: in [1, inf).
       form: ``"appendix"`` or ``"simple"``.
+
+    Example:
+      >>> round(float(gamma_star_constant(2, 1e4)), 2), round(float(gamma_star_constant(2, 1e6)), 2)
+      (1.97, 3.47)
     """
     _check_k(K)
     _check_t(T)
@@ -356,6 +391,12 @@ def gamma_star_dynamic(K: ArrayLike, T: ArrayLike) -> Array:
     Args:
       K: integer >= 2.
       T: in [1, inf).
+
+    Example:
+      >>> import math
+      >>> eps_T = (2 * math.log(1e4) / 1e4) ** (1 / 3)
+      >>> bool(abs(float(gamma_star_dynamic(2, 1e4)) - math.log(1 - 2 + 2 / eps_T)) < 1e-4)
+      True
     """
     _check_k(K)
     _check_t(T)

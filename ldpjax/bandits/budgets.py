@@ -4,52 +4,100 @@ Paper 002, Sec. 3.3 and Appendix J (spec ``bandits.md``). Exploring uniformly wi
 eps is K-ary randomized response with xi = log(1 - K + K / eps) (eq. 12;
 :func:`ldpjax.accounting.krr_budget` / :func:`~ldpjax.accounting.krr_explore_prob`).
 
-Strategies (``STRATEGIES``; numeric codes so that a sweep over strategies is a ``vmap``):
+Strategies (numeric codes so that a sweep over strategies is a ``vmap``). The names are those
+of the paper and of the portfolio allocation, and they round-trip:
+``STRATEGIES[STRATEGY_NAMES[code]] == code`` for every code.
 
-* ``constant`` (0): xi_t = gamma, eps_t = K / (K + e^gamma - 1).
-* ``dynamic`` (1), eq. 16: the standard epsilon-greedy decay eps_t = min(1, (K log c / c)^{1/3})
-  of the clock c, i.e. xi_t = log(1 - K + K / eps_t), uncapped (its realised gamma is the spend
-  at the last visitor). The first ``init_steps`` clock ticks (default K) are an initialisation
-  period of uniform play (eps = 1, xi = 0): log 1 = 0 breaks the formula at c = 1. This is the
-  paper's non-private epsilon-greedy benchmark.
-* ``capped`` (2), eq. 17: xi_t = min(gamma, dynamic xi_t), i.e. eps_t = max(eps_t^dyn, eps_gamma);
-  the cap starts to bind at t_gamma (:func:`ldpjax.bandits.budget_exhaustion_time`).
-* ``arm_specific`` (3), Appendix J: arm j has its own budget xi_j. Showing the greedy arm g
+* ``"constant"`` (0): xi_t = gamma, eps_t = K / (K + e^gamma - 1).
+* ``"uncapped"`` (1), eq. 16: the standard epsilon-greedy decay eps_t = min(1, (K log c / c)^{1/3})
+  of the clock c, i.e. xi_t = log(1 - K + K / eps_t), with no budget: its spend grows with the
+  horizon. This is the paper's *non-private* epsilon-greedy benchmark, so it takes gamma = inf
+  (a concrete finite gamma raises ``ValueError``; a traced one is applied as a cap, i.e. the
+  run behaves as ``"dynamic"`` and never spends more than gamma). The first ``init_steps``
+  clock ticks (default K) are an initialisation period of uniform play (eps = 1, xi = 0):
+  log 1 = 0 breaks the formula at c = 1.
+* ``"dynamic"`` (2; alias ``"capped"``), eq. 17 -- what "dynamic" means under a budget:
+  xi_t = min(gamma, dynamic xi_t), i.e. eps_t = max(eps_t^dyn, eps_gamma); the cap starts to
+  bind at t_gamma (:func:`ldpjax.bandits.budget_exhaustion_time`). This is the strategy code
+  that :func:`ldpjax.bandits.allocate_budget` returns for "dynamic" and the one
+  :func:`ldpjax.bandits.regret_bound_dynamic` bounds.
+* ``"arm_specific"`` (3), Appendix J: arm j has its own budget xi_j. Showing the greedy arm g
   with probability 1 - eps + eps w_g and arm j != g with probability eps w_j, with
   eps = S / (1 + S), S = sum_j 1 / (e^{xi_j} - 1), w_j = (1 / (e^{xi_j} - 1)) / S, makes the
   likelihood ratio of showing arm j exactly e^{xi_j}; the visitor-level spend is max_j xi_j.
   Arms with xi_j = 0 force eps = 1 and take all exploration weight; xi_j = inf gives w_j = 0.
   Budgets are constant over time (the paper's Appendix J setting).
 
+(Before this naming, ``"dynamic"`` selected the uncapped code 1 while the portfolio called the
+capped code 2 "dynamic": passing an allocation's strategy name back overspent its budget.)
+
 The clock c is the global visitor count or the visitor's segment's own count (static choice
 in the policy config). Arms beyond ``num_arms`` (padding, so experiments with different K
 share one compiled kernel) get no exploration weight.
+
+Fail closed: :func:`exploration` with a traced invalid gamma (negative, NaN), invalid arm
+budgets or an unknown strategy code returns eps = 1 (uniform play: the most private outcome)
+and a NaN spend -- never fewer explorations than the budget asks for.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax.accounting import krr_budget, krr_explore_prob
 from ldpjax.types import Array, ArrayLike
 
 CONSTANT, DYNAMIC, CAPPED, ARM_SPECIFIC = 0, 1, 2, 3
-STRATEGIES = {"constant": CONSTANT, "dynamic": DYNAMIC, "capped": CAPPED,
+UNCAPPED = DYNAMIC  # code 1: the uncapped decay (non-private benchmark, gamma = inf)
+# canonical name of every code (the inverse of STRATEGIES on these names)
+STRATEGY_NAMES = {CONSTANT: "constant", UNCAPPED: "uncapped", CAPPED: "dynamic",
+                  ARM_SPECIFIC: "arm_specific"}
+# name -> code; "capped" is an alias of "dynamic" (code 2)
+STRATEGIES = {"constant": CONSTANT, "uncapped": UNCAPPED, "dynamic": CAPPED, "capped": CAPPED,
               "arm_specific": ARM_SPECIFIC}
-STRATEGY_NAMES = {code: name for name, code in STRATEGIES.items()}
 
 
 def strategy_code(strategy: str | int) -> int:
-    """The numeric code of a strategy name (or a valid code)."""
+    """The numeric code of a strategy name (or a valid code).
+
+    Example:
+      >>> strategy_code("dynamic"), strategy_code(STRATEGY_NAMES[2]), strategy_code("capped")
+      (2, 2, 2)
+    """
     if isinstance(strategy, str):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {tuple(STRATEGIES)}; got {strategy!r}")
         return STRATEGIES[strategy]
-    if isinstance(strategy, bool) or int(strategy) != strategy or strategy not in STRATEGY_NAMES:
-        raise ValueError(f"strategy must be one of {tuple(STRATEGIES)} or codes 0..3; "
-                         f"got {strategy!r}")
-    return int(strategy)
+    message = f"strategy must be one of {tuple(STRATEGIES)} or codes 0..3; got {strategy!r}"
+    if isinstance(strategy, (bool, np.bool_)) or np.ndim(strategy) != 0:
+        raise ValueError(message)
+    try:
+        value = float(strategy)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if value not in STRATEGY_NAMES:  # NaN, inf, fractions and unknown codes
+        raise ValueError(message)
+    return int(value)
+
+
+def check_strategy_budget(strategy, gamma) -> None:
+    """Concrete check: the uncapped strategy (code 1) takes gamma = inf only.
+
+    A finite gamma with the uncapped decay would be a budget the run does not keep (its spend
+    grows with the horizon); use ``"dynamic"`` (capped) for a budgeted run.
+    """
+    if not (v.is_concrete(strategy) and v.is_concrete(gamma)):
+        return
+    codes, gammas = np.broadcast_arrays(np.asarray(strategy), np.asarray(gamma, np.float64))
+    bad = (codes == UNCAPPED) & ~(gammas == np.inf)
+    if np.any(bad):
+        raise ValueError(
+            "gamma must be inf for the 'uncapped' strategy (code 1: the non-private decay, "
+            f"whose spend grows with the horizon); got {gammas[bad].ravel()[:3].tolist()}. "
+            "Use 'dynamic' (code 2, capped at gamma) for a budgeted run"
+        )
 
 
 def dynamic_explore_prob(clock: ArrayLike, num_arms: ArrayLike, init_steps: ArrayLike) -> Array:
@@ -59,6 +107,14 @@ def dynamic_explore_prob(clock: ArrayLike, num_arms: ArrayLike, init_steps: Arra
       clock: the 1-based clock c (visitor index, global or within the segment), >= 1.
       num_arms: K >= 2.
       init_steps: length of the initialisation period (uniform play), >= 1.
+
+    Example:
+      >>> import math
+      >>> float(dynamic_explore_prob(2, 2, 2))  # initialisation period: uniform play
+      1.0
+      >>> bool(abs(float(dynamic_explore_prob(100, 2, 2)) - (2 * math.log(100) / 100) ** (1 / 3))
+      ...      < 1e-6)
+      True
     """
     v.check_range("clock", clock, 1.0, jnp.inf)
     v.check_integer("num_arms", num_arms, 2)
@@ -80,8 +136,15 @@ def arm_specific_exploration(arm_budgets: ArrayLike, arm_mask: ArrayLike | None 
     Args:
       arm_budgets: xi_j in [0, inf], shape (..., K).
       arm_mask: optional boolean mask of real arms (padding arms are ignored).
+
+    Example:
+      >>> eps, w, xi = arm_specific_exploration([0.5, 1.0, 2.0])  # spec, Appendix J
+      >>> round(float(eps), 3), [round(x, 3) for x in w.tolist()], float(xi)
+      (0.695, [0.676, 0.255, 0.069], 2.0)
     """
     v.check_range("arm_budgets", arm_budgets, 0.0, jnp.inf)
+    if isinstance(arm_budgets, (list, tuple)):
+        arm_budgets = np.asarray(arm_budgets, np.float64)
     xi = jnp.asarray(arm_budgets, jnp.result_type(arm_budgets, float))
     mask = jnp.ones(xi.shape, bool) if arm_mask is None else jnp.asarray(arm_mask, bool)
     zero = mask & (xi <= 0)
@@ -111,8 +174,9 @@ def exploration(
 
     All four strategies are evaluated and the one with code ``strategy`` is selected (scalar
     arithmetic, so a ``vmap`` over strategies costs nothing extra). ``spend`` is the nominal
-    visitor budget: gamma (constant), min(gamma, xi_dyn) (capped) -- never above gamma by
-    construction --, xi_dyn (dynamic) or max_j xi_j (arm-specific).
+    visitor budget: gamma (constant), min(gamma, xi_dyn) (dynamic = capped, and uncapped, which
+    has gamma = inf) -- never above gamma by construction -- or max_j xi_j (arm-specific).
+    Traced invalid arguments fail closed: eps = 1 (uniform play), spend NaN.
 
     Args:
       strategy: code in ``STRATEGIES`` (0..3).
@@ -124,30 +188,46 @@ def exploration(
 
     Returns:
       ``(explore_prob, weights, spend)`` with weights of shape ``arm_mask.shape``.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> eps, w, xi = exploration(0, 1.0, jnp.zeros(2), 10, 2, jnp.ones(2, bool), 2)
+      >>> round(float(eps), 4), round(float(xi), 4)  # K / (K + e - 1)
+      (0.5379, 1.0)
     """
     v.check_integer("strategy", strategy, 0, 3)
     v.check_range("gamma", gamma, 0.0, jnp.inf)
+    check_strategy_budget(strategy, gamma)
     mask = jnp.asarray(arm_mask, bool)
     dtype = jnp.result_type(gamma, float)
     k = jnp.asarray(num_arms, dtype)
     uniform = mask / k
     gamma = jnp.asarray(gamma, dtype)
-    eps_gamma = krr_explore_prob(gamma, k)
+    gamma_ok = gamma >= 0  # NaN fails
+    safe_gamma = jnp.where(gamma_ok, gamma, 0.0)
+    eps_gamma = krr_explore_prob(safe_gamma, k)
     eps_dyn = dynamic_explore_prob(clock, k, init_steps)
     xi_dyn = krr_budget(eps_dyn, k)
     eps_arm, w_arm, xi_arm = arm_specific_exploration(arm_budgets, mask)
     strategy = jnp.asarray(strategy)
-    eps = jnp.select(
-        [strategy == CONSTANT, strategy == DYNAMIC, strategy == CAPPED],
-        [eps_gamma, eps_dyn, jnp.maximum(eps_dyn, eps_gamma)],
-        eps_arm,
+    # codes 1 (uncapped, gamma = inf) and 2 (capped) share the capped formula: at gamma = inf
+    # it is the uncapped decay, and a finite gamma is never overspent
+    dynamic = (strategy == UNCAPPED) | (strategy == CAPPED)
+    eps = jnp.where(
+        strategy == CONSTANT, eps_gamma,
+        jnp.where(dynamic, jnp.maximum(eps_dyn, eps_gamma), eps_arm),
     )
-    spend = jnp.select(
-        [strategy == CONSTANT, strategy == DYNAMIC, strategy == CAPPED],
-        [gamma, xi_dyn, jnp.minimum(xi_dyn, gamma)],
-        xi_arm,
+    spend = jnp.where(
+        strategy == CONSTANT, safe_gamma,
+        jnp.where(dynamic, jnp.minimum(xi_dyn, safe_gamma), xi_arm),
     )
-    weights = jnp.where(strategy == ARM_SPECIFIC, w_arm, uniform)
+    known = (strategy == CONSTANT) | dynamic | (strategy == ARM_SPECIFIC)
+    arm_ok = ~jnp.isnan(eps_arm) | (strategy != ARM_SPECIFIC)
+    valid = known & gamma_ok & arm_ok
+    # fail closed: explore with probability 1 (uniform play), spend reported as NaN
+    eps = jnp.where(valid, eps, 1.0)
+    spend = v.valid_or_nan(valid, spend)
+    weights = jnp.where((strategy == ARM_SPECIFIC) & valid, w_arm, uniform)
     return eps.astype(dtype), weights.astype(dtype), spend.astype(dtype)
 
 
@@ -166,7 +246,9 @@ __all__ = [
     "DYNAMIC",
     "STRATEGIES",
     "STRATEGY_NAMES",
+    "UNCAPPED",
     "arm_specific_exploration",
+    "check_strategy_budget",
     "dynamic_explore_prob",
     "exploration",
     "show_probabilities",

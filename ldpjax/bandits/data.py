@@ -134,8 +134,16 @@ def load_asos(path: str | Path, metric_id: int = 1) -> AsosExperiments:
 
 
 def synthetic_asos(key: PRNGKey, num_experiments: int = 78) -> AsosExperiments:
-    """A labelled stand-in with the published shape of the ASOS data (see module doc)."""
+    """A labelled stand-in with the published shape of the ASOS data (see module doc).
+
+    Example:
+      >>> import jax
+      >>> data = synthetic_asos(jax.random.key(0), num_experiments=5)
+      >>> data.num_arms.shape, bool(((data.num_arms >= 2) & (data.num_arms <= 5)).all())
+      ((5,), True)
+    """
     # One uniform draw per quantity (a single PRNG call), transformed in NumPy.
+    # data sampling (a synthetic stand-in data set), not privacy noise
     u = np.asarray(jax.random.uniform(key, (num_experiments, 8)), np.float64)
     cdf = np.cumsum([61, 14, 2, 1]) / 78.0
     arms = 2 + np.minimum(np.searchsorted(cdf, u[:, 0], side="right"), 3)
@@ -224,7 +232,15 @@ def load_obd(path: str | Path) -> ObdItems:
 
 
 def synthetic_obd(key: PRNGKey, num_items: int = 80) -> ObdItems:
-    """A labelled stand-in: item CTRs log-uniform on [0.0012, 0.0078] (no shows or clicks)."""
+    """A labelled stand-in: item CTRs log-uniform on [0.0012, 0.0078] (no shows or clicks).
+
+    Example:
+      >>> import jax
+      >>> items = synthetic_obd(jax.random.key(0), num_items=4)
+      >>> bool(((items.smoothed_ctr >= 0.0012) & (items.smoothed_ctr <= 0.0078)).all())
+      True
+    """
+    # data sampling (a synthetic stand-in data set), not privacy noise
     u = np.asarray(jax.random.uniform(key, (num_items,)), np.float64)
     ctr = np.exp(math.log(0.0012) + u * (math.log(0.0078) - math.log(0.0012)))
     zeros = np.zeros(num_items)

@@ -8,16 +8,40 @@ and weights w (:func:`ldpjax.bandits.budgets.exploration`) the shown arm is
     A_t = g with probability 1 - eps_t + eps_t w_g,   A_t = j != g with probability eps_t w_j,
 
 i.e. K-ary randomized response of the greedy arm with visitor budget xi_t (uniform weights:
-xi_t = log(1 - K + K / eps_t)). A third party that sees A_t learns at most xi_t about the
-segment (posterior odds x e^{xi_t}, :func:`ldpjax.bandits.privacy.posterior_odds_bound`). The
-click R_t ~ Bernoulli(mu_{A_t}(s)) updates Q(A_t, s).
+xi_t = log(1 - K + K / eps_t)). The release goes through the privacy layer:
+:func:`ldpjax.mechanisms.kary_randomized_response_from_uniform` (explore with probability
+eps_t, then a uniform arm). Arm-specific weights (Appendix J) map the mechanism's uniform
+position u / eps_t = (report + spare) / K on the exploring branch through the weights' inverse
+CDF (the same uniform, so the report law is the weighted K-RR row). A third party that sees
+A_t learns at most xi_t about the segment (posterior odds x e^{xi_t},
+:func:`ldpjax.bandits.privacy.posterior_odds_bound`). The click R_t ~ Bernoulli(mu_{A_t}(s))
+updates Q(A_t, s).
 
-Accounting: the state keeps max_t xi_t, the experiment budget by parallel composition
-(:func:`ldpjax.accounting.compose_parallel`); the step outputs xi_t itself.
+Privacy claim (:attr:`Algorithm.privacy_event`): per visitor
+``KaryRandomizedResponseEvent(gamma, K)`` for the constant, dynamic (capped) and uncapped
+(gamma = inf: no claim) strategies -- every visitor's xi_t <= gamma, and each visitor's segment
+enters one shown arm (parallel composition, the paper's threat model: the channel is the shown
+arm; the influence of S_t on later visitors' arms through Q is outside it, as in the paper).
+For arm-specific budgets the mechanism is max_j xi_j-DP but not K-RR-shaped, so the claim is
+``KaryRandomizedResponseEvent(max_j xi_j, 2)``: the binary-RR profile, the largest delta(eps)
+of any (max_j xi_j)-DP mechanism.
 
-Strategies are a numeric ``strategy`` code in the params (constant / dynamic / capped /
-arm-specific, see :mod:`ldpjax.bandits.budgets`) so that seeds x gamma x strategies is one
-``vmap`` and one compilation.
+Fail closed: a traced invalid gamma (negative, NaN), invalid arm budgets or an unknown
+strategy code explores with probability 1 (uniform play, spend NaN); concrete ones raise
+``ValueError`` naming the leaf (``epsilon_greedy_params`` and ``Algorithm.validate``).
+
+Randomness per visitor:
+
+* fast path (``PolicyConfig(fast=True)``, default): one uniform drives the K-RR report (explore?
+  which arm?) and, through the mechanism's spare uniform, the greedy arm among ties; one
+  uniform the click (data sampling); when segments are drawn (J > 1, no replay), one more the
+  segment (data sampling). At most two uniforms for the policy and its click.
+* sampling path (``fast=False``): one draw per random choice -- segment (categorical), ties
+  (K uniforms), the report (the mechanism's own uniform), click (Bernoulli). Equal in
+  distribution to the fast path (``tests/bandits/test_fast_paths.py``).
+
+The realised experiment budget max_t xi_t is the running max of the ``spend`` output
+(:func:`ldpjax.bandits.max_spend`); the state keeps only what the next step needs.
 """
 
 from __future__ import annotations
@@ -33,10 +57,15 @@ from ldpjax import _validation as v
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.environment import (
     Environment,
-    argmax_random_ties,
     arm_mask,
     best_ctr,
+    ctr_ok,
+    check_env_leaves,
+    check_segment_inputs,
     inverse_cdf,
+    pick_tied_max,
+    random_tie_argmax,
+    sample_segment,
 )
 from ldpjax.bandits.state import (
     BanditOutputs,
@@ -46,8 +75,14 @@ from ldpjax.bandits.state import (
     estimated_ctr,
     init_state,
     observe,
+    segment_of,
 )
 from ldpjax.engine import Algorithm
+from ldpjax.mechanisms import (
+    KaryRandomizedResponseEvent,
+    kary_randomized_response_from_uniform,
+    report_uniforms,
+)
 from ldpjax.types import Array, ArrayLike
 
 
@@ -57,28 +92,53 @@ class EpsilonGreedyParams(NamedTuple):
     ctr: Array  # (J, K_max) click-through rates
     segment_probs: Array  # (J,)
     num_arms: Array  # () int32, K <= K_max
-    strategy: Array  # () int32 strategy code
-    gamma: Array  # () experiment budget (constant / capped)
+    strategy: Array  # () int32 strategy code (budgets.STRATEGIES)
+    gamma: Array  # () experiment budget (constant / dynamic; inf for uncapped)
     arm_budgets: Array  # (K_max,) per-arm budgets (arm-specific)
+
+
+def _check_environment(env) -> None:
+    if not isinstance(env, Environment):
+        raise TypeError(
+            f"env must be an Environment from bandits.make_environment; got {type(env).__name__}"
+        )
 
 
 def epsilon_greedy_params(
     env: Environment,
-    strategy: str | int = "capped",
-    gamma: ArrayLike = 1.0,
+    strategy: str | int = "dynamic",
+    gamma: ArrayLike | None = None,
     arm_budgets: ArrayLike | None = None,
 ) -> EpsilonGreedyParams:
     """Validated parameters for one run (build grids with ``ldpjax.engine.product_grid``).
 
     Args:
       env: from :func:`ldpjax.bandits.make_environment`.
-      strategy: ``"constant"``, ``"dynamic"``, ``"capped"`` or ``"arm_specific"`` (or code).
-      gamma: experiment budget in [0, inf] (ignored by ``dynamic`` and ``arm_specific``).
+      strategy: ``"constant"``, ``"dynamic"`` (capped at gamma; alias ``"capped"``),
+        ``"uncapped"`` (the non-private decay; gamma must be inf) or ``"arm_specific"``, or
+        the code (0..3); :func:`ldpjax.bandits.strategy_names` gives names that map back to
+        the same code.
+      gamma: experiment budget in [0, inf] (default 1.0; inf for ``"uncapped"``; ignored by
+        ``"arm_specific"``).
       arm_budgets: per-arm budgets in [0, inf], length K_max (``arm_specific`` only; default
         all equal to gamma).
+
+    Example:
+      >>> from ldpjax import bandits
+      >>> env = bandits.make_environment([0.324, 0.295])
+      >>> p = epsilon_greedy_params(env, "dynamic", 1.0)
+      >>> int(p.strategy), float(p.gamma)
+      (2, 1.0)
     """
+    _check_environment(env)
     code = budgets_lib.strategy_code(strategy)
+    if gamma is None:
+        gamma = np.inf if code == budgets_lib.UNCAPPED else 1.0
+    if np.ndim(gamma) != 0:
+        raise ValueError(f"gamma must be a scalar (build grids with product_grid); got shape "
+                         f"{np.shape(gamma)}")
     v.check_range("gamma", gamma, 0.0, jnp.inf)
+    budgets_lib.check_strategy_budget(code, gamma)
     dtype = env.ctr.dtype
     max_arms = env.ctr.shape[-1]
     if arm_budgets is None:
@@ -93,42 +153,155 @@ def epsilon_greedy_params(
     )
 
 
-def _segment(config: PolicyConfig, params, inputs, uniform) -> Array:
-    if config.replay_segments:
-        return jnp.asarray(inputs, jnp.int32)
-    if config.num_segments == 1:
-        return jnp.zeros((), jnp.int32)
-    return inverse_cdf(params.segment_probs, uniform)
+def check_params(params: EpsilonGreedyParams, num_segments: int, max_arms: int) -> None:
+    """Concrete validation of an epsilon-greedy params pytree (one point or a stacked grid)."""
+    if not isinstance(params, EpsilonGreedyParams):
+        raise TypeError(f"params must be EpsilonGreedyParams; got {type(params).__name__}")
+    check_env_leaves(params.ctr, params.segment_probs, params.num_arms, num_segments, max_arms)
+    if not v.is_concrete(params):
+        return
+    v.check_integer("strategy", params.strategy, 0, 3)
+    v.check_range("gamma", params.gamma, 0.0, jnp.inf)
+    budgets_lib.check_strategy_budget(params.strategy, params.gamma)
+    budgets = np.asarray(params.arm_budgets)
+    if budgets.ndim < 1 or budgets.shape[-1] != max_arms:
+        raise ValueError(f"arm_budgets must have trailing length max_arms = {max_arms}; got "
+                         f"shape {budgets.shape}")
+    v.check_range("arm_budgets", budgets, 0.0, jnp.inf)
+
+
+def claimed_budget(params: EpsilonGreedyParams) -> tuple[Array, Array]:
+    """(xi, k) of the per-visitor claim: (gamma, K), or (max_j xi_j over arms in use, 2) for
+    arm-specific budgets (see the module doc)."""
+    strategy = jnp.asarray(params.strategy)
+    mask = arm_mask(params.num_arms, params.arm_budgets.shape[-1])
+    arm_max = jnp.max(jnp.where(mask, params.arm_budgets, 0.0), axis=-1)
+    arm_ok = jnp.all(jnp.where(mask, params.arm_budgets >= 0, True), axis=-1)
+    arm_max = v.valid_or_nan(arm_ok, arm_max)
+    specific = strategy == budgets_lib.ARM_SPECIFIC
+    xi = jnp.where(specific, arm_max, params.gamma)
+    k = jnp.where(specific, 2, jnp.asarray(params.num_arms, jnp.int32))
+    return xi, k
+
+
+def privacy_event(params: EpsilonGreedyParams) -> KaryRandomizedResponseEvent:
+    """The per-visitor claim at ``params`` (see the module doc)."""
+    xi, k = claimed_budget(params)
+    return KaryRandomizedResponseEvent(xi, k)
+
+
+def _draws_segment(config: PolicyConfig) -> bool:
+    return not config.replay_segments and config.num_segments > 1
+
+
+def release_arm(u, greedy_values, mask, explore_prob, weights, strategy, num_arms):
+    """The shown arm from one K-RR uniform: ``(arm, greedy)``.
+
+    ``kary_randomized_response_from_uniform`` decides explore-or-not and the explored arm; on
+    the greedy branch its spare uniform (independent of the report) picks the greedy arm among
+    tied maxima of ``greedy_values``; arm-specific weights map the exploring uniform
+    u / eps = (report + spare) / K through their inverse CDF.
+    """
+    dtype = u.dtype
+    lowest = pick_tied_max(greedy_values, mask, jnp.zeros((), dtype))  # a valid category
+    report, explored, spare = kary_randomized_response_from_uniform(
+        u, lowest, explore_prob, num_arms)
+    greedy = pick_tied_max(greedy_values, mask, spare)
+    position = (report.astype(dtype) + spare) / jnp.asarray(num_arms, dtype)
+    weighted = inverse_cdf(jnp.where(mask, weights, 0.0), position)
+    explored_arm = jnp.where(strategy == budgets_lib.ARM_SPECIFIC, weighted, report)
+    return jnp.where(explored, explored_arm, greedy), greedy
 
 
 @functools.cache
 def epsilon_greedy(config: PolicyConfig) -> Algorithm:
-    """The private epsilon-greedy policy as an engine algorithm (cached per config)."""
+    """The private epsilon-greedy policy as an engine algorithm (cached per config).
+
+    ``validate(params, inputs)`` checks a concrete params grid (CTRs in [0, 1], shapes against
+    the config, strategy codes, budgets, gamma = inf for the uncapped strategy) and the
+    replayed segments; ``privacy_event(params)`` is the per-visitor claim (module doc).
+
+    Example:
+      >>> from ldpjax import bandits
+      >>> from ldpjax.engine import make_key, record, simulate
+      >>> env = bandits.make_environment([0.324, 0.295])
+      >>> alg = bandits.epsilon_greedy(bandits.PolicyConfig())
+      >>> params = bandits.epsilon_greedy_params(env, "constant", 1.0)
+      >>> out = simulate(alg, params, make_key(0), 16, num_seeds=3,
+      ...                record=record.total("click"))
+      >>> out.record.shape
+      (3,)
+      >>> alg.privacy_event(params).xi.item()
+      1.0
+    """
+    fast = config.fast
 
     def init(params: EpsilonGreedyParams, key) -> BanditState:
-        return init_state(config, params.ctr.dtype)
+        return init_state(config)
 
-    def step(params: EpsilonGreedyParams, state: BanditState, inputs, key):
-        # One uniform draw per visitor feeds every random choice (one PRNG call per step):
-        # u[0] segment, u[1] explore?, u[2] explored arm, u[3] click, u[4:] tie-breaking.
-        u = jax.random.uniform(key, (4 + config.max_arms,), params.ctr.dtype)
-        segment = _segment(config, params, inputs, u[0])
+    def policy(params, state, segment):
         mask = arm_mask(params.num_arms, config.max_arms)
         init_steps = params.num_arms if config.init_steps is None else config.init_steps
         explore_prob, weights, spend = budgets_lib.exploration(
             params.strategy, params.gamma, params.arm_budgets,
             clock_of(config, state, segment), params.num_arms, mask, init_steps,
         )
-        greedy = argmax_random_ties(estimated_ctr(state)[segment], mask, u[4:])
-        explored_arm = inverse_cdf(jnp.where(mask, weights, 0.0), u[2])
-        arm = jnp.where(u[1] < explore_prob, explored_arm, greedy)
+        return mask, explore_prob, weights, spend
+
+    def finish(params, state, segment, greedy, arm, click, explore_prob, spend):
         rate = params.ctr[segment, arm]
-        click = (u[3] < rate).astype(jnp.int32)
         regret = best_ctr(params.ctr, params.num_arms)[segment] - rate
-        state = observe(state, segment, arm, click, spend)
+        regret = v.valid_or_nan(ctr_ok(params.ctr, params.num_arms), regret)  # fail closed
+        state = observe(state, segment, arm, click)
         return state, BanditOutputs(segment, greedy, arm, click, regret, spend, explore_prob)
 
-    return Algorithm(init, step)
+    def step_fast(params: EpsilonGreedyParams, state: BanditState, inputs, key):
+        dtype = params.ctr.dtype
+        # one draw per visitor: u[0] feeds the K-RR mechanism (privacy noise, through
+        # ldpjax.mechanisms), u[1] the click and u[2] the segment (data sampling)
+        u = report_uniforms(key, (3 if _draws_segment(config) else 2,), dtype)
+        segment = segment_of(config, params.segment_probs, inputs, u[-1])
+        mask, explore_prob, weights, spend = policy(params, state, segment)
+        arm, greedy = release_arm(u[0], estimated_ctr(state)[segment], mask, explore_prob,
+                                  weights, params.strategy, params.num_arms)
+        click = (u[1] < params.ctr[segment, arm]).astype(jnp.int32)
+        return finish(params, state, segment, greedy, arm, click, explore_prob, spend)
+
+    def step_sampling(params: EpsilonGreedyParams, state: BanditState, inputs, key):
+        dtype = params.ctr.dtype
+        seg_key, tie_key, report_key, click_key = jax.random.split(key, 4)
+        if config.replay_segments:
+            segment = jnp.asarray(inputs, jnp.int32)
+        else:
+            segment = sample_segment(seg_key, params.segment_probs)  # data sampling
+        mask, explore_prob, weights, spend = policy(params, state, segment)
+        # algorithm randomness: the greedy arm among ties (K uniforms)
+        greedy = random_tie_argmax(tie_key, estimated_ctr(state)[segment], mask)
+        # privacy noise: the mechanism's own uniform (report_uniforms) and K-RR
+        u = report_uniforms(report_key, (), dtype)
+        report, explored, spare = kary_randomized_response_from_uniform(
+            u, greedy, explore_prob, params.num_arms)
+        position = (report.astype(dtype) + spare) / jnp.asarray(params.num_arms, dtype)
+        weighted = inverse_cdf(jnp.where(mask, weights, 0.0), position)
+        arm = jnp.where(explored & (params.strategy == budgets_lib.ARM_SPECIFIC), weighted,
+                        report)
+        # data sampling: the visitor's click
+        click = jax.random.bernoulli(click_key, params.ctr[segment, arm]).astype(jnp.int32)
+        return finish(params, state, segment, greedy, arm, click, explore_prob, spend)
+
+    def validate(params: EpsilonGreedyParams, inputs) -> None:
+        check_params(params, config.num_segments, config.max_arms)
+        check_segment_inputs(inputs, config.num_segments, config.replay_segments)
+
+    return Algorithm(init, step_fast if fast else step_sampling, validate, privacy_event)
 
 
-__all__ = ["EpsilonGreedyParams", "epsilon_greedy", "epsilon_greedy_params"]
+__all__ = [
+    "EpsilonGreedyParams",
+    "check_params",
+    "claimed_budget",
+    "epsilon_greedy",
+    "epsilon_greedy_params",
+    "privacy_event",
+    "release_arm",
+]

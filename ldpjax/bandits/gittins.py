@@ -48,10 +48,25 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
-from ldpjax.bandits.environment import Environment, argmax_random_ties, arm_mask, best_ctr
-from ldpjax.bandits.epsilon_greedy import _segment
-from ldpjax.bandits.state import BanditOutputs, BanditState, PolicyConfig, init_state, observe
+from ldpjax.bandits.baselines import check_baseline_params
+from ldpjax.bandits.environment import (
+    Environment,
+    argmax_random_ties,
+    arm_mask,
+    best_ctr,
+    ctr_ok,
+    check_segment_inputs,
+)
+from ldpjax.bandits.state import (
+    BanditOutputs,
+    BanditState,
+    PolicyConfig,
+    init_state,
+    observe,
+    segment_of,
+)
 from ldpjax.engine import Algorithm
+from ldpjax.mechanisms import NoPrivacyEvent
 from ldpjax.types import Array, ArrayLike
 
 
@@ -83,6 +98,10 @@ def gittins_table(
       prior: Beta prior (a0, b0), both > 0.
       num_prices: size of the lambda grid on [0, 1], >= 16.
       extra_depth: look-ahead beyond ``max_count`` (default: delta^depth <= 0.01).
+
+    Example:
+      >>> round(float(gittins_table(6, 0.9, num_prices=512).index[0, 0]), 3)  # Gittins: 0.7029
+      0.703
     """
     v.check_integer("max_count", max_count, 0)
     v.check_range("discount", discount, 0.0, 1.0, low_open=True, high_open=True)
@@ -129,7 +148,13 @@ def gittins_table(
 
 
 def gittins_index(table: GittinsTable, successes: ArrayLike, failures: ArrayLike) -> Array:
-    """Index of Beta(a0 + s, b0 + f): table lookup, 1/n bonus extrapolation beyond the table."""
+    """Index of Beta(a0 + s, b0 + f): table lookup, 1/n bonus extrapolation beyond the table.
+
+    Example:
+      >>> table = gittins_table(6, 0.9, num_prices=512)
+      >>> bool(gittins_index(table, 3, 0) > gittins_index(table, 0, 3))
+      True
+    """
     a0, b0 = table.prior
     n_max = table.max_count
     idx = jnp.asarray(np.nan_to_num(table.index), jnp.result_type(float))
@@ -165,22 +190,56 @@ class GittinsParams(NamedTuple):
 
 
 def gittins_params(env: Environment) -> GittinsParams:
+    """Parameters of the Gittins policy (the environment's leaves).
+
+    Example:
+      >>> from ldpjax import bandits
+      >>> gittins_params(bandits.make_environment([0.3, 0.2])).num_arms.item()
+      2
+    """
+    if not isinstance(env, Environment):
+        raise TypeError(
+            f"env must be an Environment from bandits.make_environment; got {type(env).__name__}"
+        )
     return GittinsParams(env.ctr, env.segment_probs, env.num_arms)
+
+
+def _no_privacy(params) -> NoPrivacyEvent:
+    return NoPrivacyEvent()
 
 
 @functools.cache
 def gittins_policy(config: GittinsConfig) -> Algorithm:
-    """The Gittins-index policy as an engine algorithm (the table is computed here, once)."""
+    """The Gittins-index policy as an engine algorithm (the table is computed here, once).
+
+    **Not private**: the policy is deterministic given the data (ties aside), so the shown arm
+    can reveal the segment; ``privacy_event`` is ``NoPrivacyEvent()`` and the ``spend`` output
+    is inf.
+
+    Example:
+      >>> from ldpjax import bandits
+      >>> from ldpjax.engine import make_key, record, simulate
+      >>> cfg = bandits.GittinsConfig(max_count=8, discount=0.9, num_prices=64)
+      >>> env = bandits.make_environment([0.3, 0.2])
+      >>> out = simulate(gittins_policy(cfg), gittins_params(env), make_key(0), 16,
+      ...                num_seeds=2, record=record.total("click"))
+      >>> out.record.shape
+      (2,)
+    """
+    if not isinstance(config, GittinsConfig):
+        raise TypeError(f"config must be a GittinsConfig; got {type(config).__name__}")
     table = gittins_table(config.max_count, config.discount, prior=config.prior,
                           num_prices=config.num_prices)
     pc = config.policy
 
     def init(params: GittinsParams, key) -> BanditState:
-        return init_state(pc, params.ctr.dtype)
+        return init_state(pc)
 
     def step(params: GittinsParams, state: BanditState, inputs, key):
+        # one draw: u[0] segment and u[1] click (data sampling), u[2:] ties between equal
+        # indices (algorithm randomness; the policy releases no privacy noise)
         u = jax.random.uniform(key, (2 + pc.max_arms,), params.ctr.dtype)
-        segment = _segment(pc, params, inputs, u[0])
+        segment = segment_of(pc, params.segment_probs, inputs, u[0])
         mask = arm_mask(params.num_arms, pc.max_arms)
         shows, clicks = state.shows[segment], state.clicks[segment]
         index = gittins_index(table, clicks, shows - clicks)
@@ -188,12 +247,17 @@ def gittins_policy(config: GittinsConfig) -> Algorithm:
         rate = params.ctr[segment, arm]
         click = (u[1] < rate).astype(jnp.int32)
         regret = best_ctr(params.ctr, params.num_arms)[segment] - rate
+        regret = v.valid_or_nan(ctr_ok(params.ctr, params.num_arms), regret)  # fail closed
         spend = jnp.asarray(jnp.inf, params.ctr.dtype)
-        state = observe(state, segment, arm, click, spend)
+        state = observe(state, segment, arm, click)
         return state, BanditOutputs(segment, arm, arm, click, regret, spend,
                                     jnp.zeros((), params.ctr.dtype))
 
-    return Algorithm(init, step)
+    def validate(params, inputs) -> None:
+        check_baseline_params(params, pc)
+        check_segment_inputs(inputs, pc.num_segments, pc.replay_segments)
+
+    return Algorithm(init, step, validate, _no_privacy)
 
 
 __all__ = [

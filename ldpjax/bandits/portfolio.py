@@ -77,7 +77,9 @@ class Allocation(NamedTuple):
     Attributes:
       gamma: per-experiment budgets gamma_e, shape (E,).
       strategy: per-experiment policy codes (:data:`ldpjax.bandits.budgets.STRATEGIES`:
-        0 = constant, 2 = capped dynamic), usable directly as ``EpsilonGreedyParams.strategy``.
+        0 = constant, 2 = dynamic, capped at gamma), usable directly as
+        ``EpsilonGreedyParams.strategy``; :func:`strategy_names` names them so that
+        ``epsilon_greedy_params(env, name, gamma)`` selects the same code.
       bound: per-experiment regret bound at the allocation, shape (E,).
       total_bound: sum of ``bound``.
       spent: sum of ``gamma`` (sequential composition; <= Gamma).
@@ -93,10 +95,21 @@ class Allocation(NamedTuple):
 
 
 def strategy_names(codes: ArrayLike) -> list[str]:
-    """Names of policy strategy codes ("constant", "dynamic" for capped dynamic, ...)."""
-    names = {budgets_lib.CONSTANT: "constant", budgets_lib.CAPPED: "dynamic",
-             budgets_lib.DYNAMIC: "dynamic (uncapped)", budgets_lib.ARM_SPECIFIC: "arm_specific"}
-    return [names[int(c)] for c in np.asarray(codes).ravel()]
+    """Canonical names of policy strategy codes; they map back to the same codes.
+
+    ``strategy_code(name)`` (and so ``epsilon_greedy_params(env, name, gamma)``) selects the
+    same strategy: 0 -> "constant", 1 -> "uncapped", 2 -> "dynamic" (capped at gamma, the
+    portfolio's dynamic strategy), 3 -> "arm_specific".
+
+    Example:
+      >>> strategy_names([0, 2])
+      ['constant', 'dynamic']
+    """
+    if isinstance(codes, (str, bytes)):
+        raise ValueError(f"codes must be integer strategy codes 0..3; got {codes!r}")
+    arr = np.asarray(codes)
+    v.check_integer("codes", arr, 0, 3)
+    return [budgets_lib.STRATEGY_NAMES[int(c)] for c in arr.ravel()]
 
 
 def _validate(K, T, Gamma=None, strategies=PORTFOLIO_STRATEGIES):
@@ -143,7 +156,13 @@ def _gain(strategy, gamma, K, T, form):
 def unconstrained_allocation(
     K: ArrayLike, T: ArrayLike, *, strategies=PORTFOLIO_STRATEGIES, form: str = "appendix"
 ) -> Allocation:
-    """Each experiment at the gamma* of its best strategy (ignores any firm budget)."""
+    """Each experiment at the gamma* of its best strategy (ignores any firm budget).
+
+    Example:
+      >>> a = unconstrained_allocation([2], [1e4], strategies=("constant",))
+      >>> round(float(a.gamma[0]), 2)  # gamma*_const for K = 2, T = 1e4 (spec: about 1.97)
+      1.97
+    """
     strategies = _validate(K, T, None, strategies)
     _form_constants(form)
     K, T = (jnp.asarray(x, jnp.result_type(float)) for x in (K, T))
@@ -161,7 +180,13 @@ def equal_split(
     K: ArrayLike, T: ArrayLike, Gamma: ArrayLike, *, strategy: str = "dynamic",
     form: str = "appendix",
 ) -> Allocation:
-    """Gamma / E to every experiment, all with the same strategy (the paper's benchmark)."""
+    """Gamma / E to every experiment, all with the same strategy (the paper's benchmark).
+
+    Example:
+      >>> e = equal_split([2, 3], [1e4, 1e5], 2.0)
+      >>> e.gamma.tolist(), strategy_names(e.strategy)
+      ([1.0, 1.0], ['dynamic', 'dynamic'])
+    """
     _validate(K, T, Gamma, (strategy,))
     K, T = (jnp.asarray(x, jnp.result_type(float)) for x in (K, T))
     gamma = jnp.full(K.shape, jnp.asarray(Gamma, K.dtype) / K.shape[0])
@@ -410,6 +435,12 @@ def allocate_budget(
     Returns:
       An :class:`Allocation`. ``jit``/``vmap``-able over Gamma (pass ``strategies``/``method``
       as static); with ``"waterfill"``, ``gamma`` and the bounds are differentiable in Gamma.
+
+    Example:
+      >>> alloc = allocate_budget([2, 2], [1e4, 1e6], 1.0)
+      >>> bool(float(alloc.spent) <= 1.0 + 1e-6), strategy_names(alloc.strategy)[0] in (
+      ...     "constant", "dynamic")
+      (True, True)
     """
     strategies = _validate(K, T, Gamma, strategies)
     _form_constants(form)

@@ -25,6 +25,11 @@ def posterior_odds_bound(prior_odds: ArrayLike, xi: ArrayLike) -> Array:
     Args:
       prior_odds: P(s) / P(not s) before the visit, in [0, inf].
       xi: the visitor budget, in [0, inf].
+
+    Example:
+      >>> import math
+      >>> round(float(posterior_odds_bound(0.25, math.log(3))), 4)
+      0.75
     """
     v.check_range("prior_odds", prior_odds, 0.0, jnp.inf)
     v.check_range("xi", xi, 0.0, jnp.inf)
@@ -40,6 +45,10 @@ def posterior_probability_bound(prior: ArrayLike, xi: ArrayLike) -> Array:
     Args:
       prior: P(s) before the visit, in [0, 1].
       xi: the visitor budget, in [0, inf].
+
+    Example:
+      >>> float(posterior_probability_bound(0.5, 0.0))  # xi = 0: nothing learned
+      0.5
     """
     v.check_range("prior", prior, 0.0, 1.0)
     v.check_range("xi", xi, 0.0, jnp.inf)
@@ -60,6 +69,12 @@ def mechanism_epsilon(explore_prob: ArrayLike, weights: ArrayLike) -> Array:
     Args:
       explore_prob: eps in [0, 1].
       weights: exploration weights, non-negative, summing to 1 on the last axis.
+
+    Example:
+      >>> import math
+      >>> eps = 3 / (3 + math.e - 1)  # K-RR with xi = 1, K = 3
+      >>> round(float(mechanism_epsilon(eps, [1 / 3, 1 / 3, 1 / 3])), 4)
+      1.0
     """
     v.check_range("explore_prob", explore_prob, 0.0, 1.0)
     v.check_sums_to_one("weights", weights)
@@ -78,6 +93,10 @@ def empirical_epsilon(shows_a: ArrayLike, shows_b: ArrayLike) -> Array:
 
     Args:
       shows_a, shows_b: non-negative counts with the same shape.
+
+    Example:
+      >>> round(float(empirical_epsilon([20, 10], [10, 20])), 4)  # log 2
+      0.6931
     """
     v.check_range("shows_a", shows_a, 0.0, jnp.inf, high_open=True)
     v.check_range("shows_b", shows_b, 0.0, jnp.inf, high_open=True)

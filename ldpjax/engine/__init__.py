@@ -4,21 +4,29 @@ from ldpjax.engine import record
 from ldpjax.engine.base import Algorithm
 from ldpjax.engine.base import InitFn
 from ldpjax.engine.base import StepFn
+from ldpjax.engine.compile import enable_compile_cache
 from ldpjax.engine.grid import product_grid
 from ldpjax.engine.keys import make_key
 from ldpjax.engine.keys import seed_keys
+from ldpjax.engine.plan import ChunkPlan
+from ldpjax.engine.plan import plan_chunks
 from ldpjax.engine.record import Recorder
+from ldpjax.engine.rollout import rollout
+from ldpjax.engine.simulate import SimulationInfo
 from ldpjax.engine.simulate import SimulationResult
-from ldpjax.engine.simulate import rollout
 from ldpjax.engine.simulate import simulate
 
 __all__ = [
     "Algorithm",
+    "ChunkPlan",
     "InitFn",
     "Recorder",
+    "SimulationInfo",
     "SimulationResult",
     "StepFn",
+    "enable_compile_cache",
     "make_key",
+    "plan_chunks",
     "product_grid",
     "record",
     "rollout",

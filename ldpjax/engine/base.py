@@ -36,11 +36,35 @@ class StepFn(Protocol):
     ) -> tuple[PyTree, PyTree]: ...
 
 
+class ValidateFn(Protocol):
+    def __call__(self, params: PyTree, inputs: Any) -> None: ...
+
+
+class PrivacyEventFn(Protocol):
+    def __call__(self, params: PyTree) -> Any: ...
+
+
 class Algorithm(NamedTuple):
-    """A pure ``(init, step)`` pair. Build it once (e.g. in a cached factory) and reuse it."""
+    """A pure ``(init, step)`` pair. Build it once (e.g. in a cached factory) and reuse it.
+
+    Attributes:
+      init: ``init(params, key) -> state``.
+      step: ``step(params, state, inputs, key) -> (state, outputs)``.
+      validate: optional ``validate(params, inputs) -> None``; raises ``ValueError`` naming the
+        offending leaf when a *concrete* params pytree (one grid point or a whole stacked grid)
+        or the time-indexed inputs are outside the domain the privacy claim assumes.
+        :func:`ldpjax.engine.simulate` calls it before compiling. Traced values are not
+        checked here; the mechanisms then fail closed (NaN release).
+      privacy_event: optional ``privacy_event(params) -> event``: the per-record privacy claim
+        of one run at ``params`` as a :mod:`ldpjax.mechanisms.events` event, which the
+        accountants (``epsilon``, ``delta``, ``tradeoff``) take. ``None`` for algorithms that
+        release nothing private (non-private baselines, the demo's data generator).
+    """
 
     init: InitFn
     step: StepFn
+    validate: ValidateFn | None = None
+    privacy_event: PrivacyEventFn | None = None
 
 
-__all__ = ["Algorithm", "InitFn", "StepFn"]
+__all__ = ["Algorithm", "InitFn", "PrivacyEventFn", "StepFn", "ValidateFn"]

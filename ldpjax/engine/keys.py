@@ -1,14 +1,31 @@
-"""PRNG keys: explicit, never defaulted, with a selectable implementation.
+"""PRNG keys and the engine's key schedule: explicit, never defaulted, with a selectable generator.
 
-``make_key(seed, impl)`` returns a typed key. ``threefry2x32`` (JAX's default) is counter based
-and gives bit-identical streams however the work is split across devices, chunks or ``vmap``
-batches. ``rbg`` (and ``unsafe_rbg``) use the XLA RngBitGenerator and are much faster on CPU;
-they are deterministic for a fixed program, but their streams under ``vmap`` / sharding are not
-guaranteed to match a different batching, so prefer threefry when results must not depend on
-chunk size or device count.
+``make_key(seed, impl)`` returns a typed key. The engine derives every run's keys from it:
+run ``s`` (seed index, uint32) gets ``init_key, run_key = split(fold_in(key, s))`` and step t
+``fold_in(run_key, t)``; with independent grid streams the key is first ``fold_in(key, g)``.
+
+Generators (``impl``), measured on this repository's 2-core CPU with ``jax.random.bits`` of
+2^24 words (jaxlib 0.10.2): threefry2x32 ~40-58 M words/s, rbg ~40-100 M, philox2x32
+~190-375 M.
+
+* ``threefry2x32`` (JAX's default, and the engine's ``rng="invariant"``): counter based, 64-bit
+  keys; streams are bit-identical however runs are split across devices, chunks or ``vmap``
+  batches, and it compiles under sharding.
+* ``philox2x32`` (the engine's ``rng="fast"`` on CPU): counter based and bit-identical across
+  chunk sizes and devices too, ~5x faster on CPU, but (a) it does not compile when sharded
+  over several devices (XLA cannot legalize its ``mulhi``), so the engine then runs it device
+  by device instead of as one sharded program, and (b) its keys are **32 bits**: the engine
+  derives one key per (run, step), and among 10^7 such keys ~1.2 x 10^4 pairs coincide
+  (birthday bound n^2 / 2^33; measured 11,658 with jaxlib 0.10.2; ``tests/foundation/test_engine_rng.py`` checks 2^20 keys), so
+  two different (run, step) pairs then see the same random numbers. Harmless for most Monte
+  Carlo averages, but not the default.
+* ``rbg`` / ``unsafe_rbg`` use the XLA RngBitGenerator; deterministic for a fixed program, but
+  not guaranteed to match across batchings.
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -16,12 +33,24 @@ import numpy as np
 
 from ldpjax.types import PRNGKey
 
-KEY_IMPLS = ("threefry2x32", "rbg", "unsafe_rbg")
-_ALIASES = {"threefry": "threefry2x32"}
+KEY_IMPLS = ("threefry2x32", "philox2x32", "rbg", "unsafe_rbg")
+_ALIASES = {"threefry": "threefry2x32", "philox": "philox2x32"}
+
+#: Generators that give bit-identical results across chunk sizes and device counts.
+INVARIANT_IMPLS = ("threefry2x32", "philox2x32")
+#: ``rng="invariant"``: the fastest invariant generator with 64-bit keys that compiles sharded.
+INVARIANT_DEFAULT = "threefry2x32"
+#: ``rng="fast"``: the fastest generator per backend (measured; see the module docstring).
+#: Unmeasured backends keep threefry.
+FAST_BY_BACKEND = {"cpu": "philox2x32"}
+#: Generators that fail to compile as one program sharded over several devices.
+UNSHARDABLE_IMPLS = ("philox2x32",)
+#: Largest number of seed indices (``seed_offset + num_seeds``): ``fold_in`` takes 32 bits.
+MAX_SEED_INDEX = 2**32
 
 
 def resolve_impl(impl: str) -> str:
-    name = _ALIASES.get(impl, impl)
+    name = _ALIASES.get(impl, impl) if isinstance(impl, str) else impl
     if name not in KEY_IMPLS:
         raise ValueError(f"key_impl must be one of {KEY_IMPLS + tuple(_ALIASES)}, got {impl!r}")
     return name
@@ -36,6 +65,8 @@ def make_key(seed: int, impl: str = "threefry2x32") -> PRNGKey:
 
 def as_typed_key(key: PRNGKey) -> PRNGKey:
     """Accept typed keys and legacy uint32 keys; return a typed key."""
+    if isinstance(key, (str, bytes)) or key is None:
+        raise TypeError(f"key must be a PRNG key (jax.random.key), got {key!r}")
     key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
         return key
@@ -45,7 +76,45 @@ def as_typed_key(key: PRNGKey) -> PRNGKey:
 
 
 def key_impl_name(key: PRNGKey) -> str:
-    return str(jax.random.key_impl(as_typed_key(key)))
+    name = str(jax.random.key_impl(as_typed_key(key)))
+    for impl in KEY_IMPLS:  # repr may be "PRNGImpl(threefry2x32)" in some versions
+        if name == impl or name.endswith(f"({impl})") or name.endswith(f".{impl}"):
+            return impl
+    return name
+
+
+@functools.cache
+def _key_data_shape(impl: str) -> tuple[int, ...]:
+    return tuple(jax.random.key_data(jax.random.key(0, impl=impl)).shape)
+
+
+def resolve_rng(rng: str | None, key: PRNGKey, backend: str | None = None) -> str:
+    """The generator the engine uses: ``None`` keeps the key's own, ``"invariant"``,
+    ``"fast"`` or an implementation name."""
+    if rng is None:
+        return key_impl_name(key)
+    if rng == "invariant":
+        return INVARIANT_DEFAULT
+    if rng == "fast":
+        return FAST_BY_BACKEND.get(backend or jax.default_backend(), INVARIANT_DEFAULT)
+    if not isinstance(rng, str):
+        raise TypeError(f"rng must be None, 'invariant', 'fast' or a key impl name, got {rng!r}")
+    try:
+        return resolve_impl(rng)
+    except ValueError:
+        raise ValueError(
+            f"rng must be None, 'invariant', 'fast' or one of {KEY_IMPLS}, got {rng!r}"
+        ) from None
+
+
+def convert_key(key: PRNGKey, impl: str) -> PRNGKey:
+    """``key`` itself if it already uses ``impl``; else a key of ``impl`` whose data are the
+    first random words of ``key`` (deterministic, so ``rollout`` and ``simulate`` agree)."""
+    key = as_typed_key(key)
+    if key_impl_name(key) == impl:
+        return key
+    data = jax.random.bits(key, _key_data_shape(impl), jnp.uint32)
+    return jax.random.wrap_key_data(data, impl=impl)
 
 
 def seed_keys(key: PRNGKey, seed_index) -> tuple[PRNGKey, PRNGKey]:
@@ -54,4 +123,18 @@ def seed_keys(key: PRNGKey, seed_index) -> tuple[PRNGKey, PRNGKey]:
     return init_key, run_key
 
 
-__all__ = ["KEY_IMPLS", "as_typed_key", "key_impl_name", "make_key", "resolve_impl", "seed_keys"]
+__all__ = [
+    "FAST_BY_BACKEND",
+    "INVARIANT_DEFAULT",
+    "INVARIANT_IMPLS",
+    "KEY_IMPLS",
+    "MAX_SEED_INDEX",
+    "UNSHARDABLE_IMPLS",
+    "as_typed_key",
+    "convert_key",
+    "key_impl_name",
+    "make_key",
+    "resolve_impl",
+    "resolve_rng",
+    "seed_keys",
+]

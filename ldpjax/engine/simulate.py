@@ -1,18 +1,27 @@
 """Run any ldpjax algorithm: ``lax.scan`` over time, ``vmap`` over seeds and parameter grids.
 
-:func:`rollout` is one run as a pure function (``jit``/``vmap``/``grad``-able).
-:func:`simulate` is the batched driver used by every experiment:
+:func:`~ldpjax.engine.rollout` is one run as a pure function (``jit``/``vmap``/``grad``-able).
+:func:`simulate` is the batched driver used by every experiment; it is a short loop over the
+pieces of the engine:
+
+* :mod:`~ldpjax.engine.checks` -- arguments and the algorithm's ``validate`` hook, before
+  compiling;
+* :mod:`~ldpjax.engine.rollout` -- the pure scan, the key schedule and the cached kernels;
+* :mod:`~ldpjax.engine.plan` -- seed/time chunks, padding to the devices, memory and horizon
+  limits;
+* :mod:`~ldpjax.engine.fingerprint` and :mod:`~ldpjax.engine.store` -- checkpoint I/O.
+
+Semantics:
 
 * the numeric ``params`` may carry ``grid_ndim`` leading grid axes (privacy levels, clients,
   schedules; see :func:`ldpjax.engine.product_grid`); every grid point runs ``num_seeds`` seeds;
 * run ``(grid point g, seed s)`` uses ``init_key, run_key = split(fold_in(key, seed_offset + s))``
   and step t uses ``fold_in(run_key, t)``: the same seed sees the same randomness at every grid
-  point (common random numbers), and results do not depend on chunking;
+  point (common random numbers), and results do not depend on chunking or device count;
 * all runs of a chunk are one flat ``vmap`` axis, sharded over the given devices with a 1-d
-  ``Mesh`` + ``NamedSharding``; seeds are processed in chunks that fit a memory budget and,
-  optionally, time in chunks (for progress on long horizons);
-* with ``checkpoint_dir`` every finished seed chunk is written to disk (see
-  :mod:`ldpjax.engine.store`); rerunning the same call skips the chunks already there.
+  ``Mesh`` + ``NamedSharding`` (generators that cannot be sharded run device by device);
+* with ``checkpoint_dir`` every finished seed chunk is written to disk (process 0 only);
+  rerunning the same call skips the chunks already there.
 
 Results come back as NumPy arrays of shape ``grid_shape + (num_seeds,) + leaf_shape``.
 """
@@ -20,29 +29,105 @@ Results come back as NumPy arrays of shape ``grid_shape + (num_seeds,) + leaf_sh
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
 import math
 import os
-import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec
 
 import ldpjax
 from ldpjax.engine import record as record_lib
 from ldpjax.engine.base import Algorithm
+from ldpjax.engine.checks import (
+    check_grid_ndim,
+    check_int,
+    check_numeric_tree,
+    check_seeds,
+    num_steps_of,
+    validate_algorithm,
+)
+from ldpjax.engine.compile import CompileTimer
+from ldpjax.engine.fingerprint import fingerprint as fingerprint_of
+from ldpjax.engine.fingerprint import stable, tree_digest
 from ldpjax.engine.grid import grid_shape_of
-from ldpjax.engine.keys import as_typed_key, key_impl_name, seed_keys
+from ldpjax.engine.keys import (
+    UNSHARDABLE_IMPLS,
+    as_typed_key,
+    convert_key,
+    key_impl_name,
+    resolve_rng,
+)
+from ldpjax.engine.plan import ChunkPlan, default_memory_limit, plan_chunks, tree_bytes
+from ldpjax.engine.rollout import AXIS, inputs_at, kernels, make_mesh, rollout, run_specs, take
 from ldpjax.engine.store import ChunkStore
 from ldpjax.progress import ProgressBar
 from ldpjax.types import PRNGKey, PyTree
 
-_AXIS = "runs"
+# Backwards-compatible name (tests and benchmarks inspect the kernel cache).
+_kernels = kernels
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulationInfo:
+    """How a :func:`simulate` call ran. Also readable as a mapping (``info["wall_seconds"]``).
+
+    Attributes:
+      grid_shape, num_seeds, num_steps, seed_offset: what was run.
+      seed_chunk, time_chunk, batch: the chunk plan (``batch``: runs per kernel call, padded).
+      num_devices, execution: devices used and how (``"single"``, ``"sharded"`` = one SPMD
+        program over a mesh, ``"per_device"`` = one program per device, for generators that
+        cannot be sharded).
+      rng: the key implementation the runs used (see :mod:`ldpjax.engine.keys`).
+      chunks_computed, chunks_loaded: seed chunks computed now / loaded from checkpoints.
+      wall_seconds, compile_seconds, run_seconds: time of the call; ``compile_seconds`` is what
+        JAX spent tracing, lowering and compiling (0 when every kernel was cached).
+      compilations: number of XLA compilations during the call.
+      chunk_bytes, result_bytes: the plan's memory estimates (devices per chunk; host result).
+      fingerprint: checkpoint fingerprint ("" without ``checkpoint_dir``).
+    """
+
+    grid_shape: tuple[int, ...]
+    num_seeds: int
+    num_steps: int
+    seed_offset: int
+    seed_chunk: int
+    time_chunk: int
+    batch: int
+    num_devices: int
+    execution: str
+    rng: str
+    chunks_computed: int
+    chunks_loaded: int
+    wall_seconds: float
+    compile_seconds: float
+    run_seconds: float
+    compilations: int
+    chunk_bytes: int
+    result_bytes: int
+    fingerprint: str
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.keys():
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.keys()
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return getattr(self, name) if name in self.keys() else default
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self))
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["grid_shape"] = list(self.grid_shape)
+        return out
 
 
 class SimulationResult(NamedTuple):
@@ -53,220 +138,59 @@ class SimulationResult(NamedTuple):
         ``grid_shape + (num_seeds,) + leaf_shape``.
       state: the final algorithm state per run (same leading axes), or None with
         ``keep_state=False``.
-      info: dict with ``grid_shape``, ``num_seeds``, ``seed_chunk``, ``num_devices``,
-        ``chunks_computed``, ``chunks_loaded``, ``wall_seconds`` and ``fingerprint``.
+      info: a :class:`SimulationInfo` (also indexable like a dict).
     """
 
     record: PyTree
     state: PyTree | None
-    info: dict[str, Any]
+    info: SimulationInfo
 
 
-# --------------------------------------------------------------------------- single run
-def _inputs_at(inputs: PyTree, t: int) -> PyTree:
-    return jax.tree_util.tree_map(lambda x: x[t], inputs)
+# --------------------------------------------------------------------------- placement
+class _Executor:
+    """Where the runs of a chunk live: one device, one sharded program, or one per device."""
 
-
-def _run_key(key, stream):
-    """The key a run's seed is folded into: ``key``, or ``fold_in(key, stream)`` per grid point."""
-    return key if stream is None else jax.random.fold_in(key, stream)
-
-
-def _init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0, stream=None):
-    init_key, run_key = seed_keys(_run_key(key, stream), seed_index)
-    state = algorithm.init(params, init_key)
-    _, out_spec = jax.eval_shape(algorithm.step, params, state, inputs0, run_key)
-    return state, recorder.init(out_spec, num_steps)
-
-
-def _advance(
-    algorithm, recorder, num_steps, length, params, key, seed_index, state, acc, t0, xs,
-    stream=None,
-):
-    _, run_key = seed_keys(_run_key(key, stream), seed_index)
-    times = t0 + jnp.arange(length, dtype=jnp.int32)
-
-    def body(carry, scanned):
-        state, acc = carry
-        t, inputs_t = scanned
-        state, outputs = algorithm.step(params, state, inputs_t, jax.random.fold_in(run_key, t))
-        return (state, recorder.update(acc, outputs, t, num_steps)), None
-
-    (state, acc), _ = jax.lax.scan(body, (state, acc), (times, xs), length=length)
-    return state, acc
-
-
-def rollout(
-    algorithm: Algorithm,
-    params: PyTree,
-    key: PRNGKey,
-    num_steps: int | None = None,
-    *,
-    inputs: PyTree = None,
-    record: record_lib.Recorder | None = None,
-    seed_index: int = 0,
-) -> tuple[PyTree, PyTree]:
-    """One run of ``num_steps`` steps as a pure function: returns ``(final_state, record)``.
-
-    Uses exactly the keys of run ``seed_index`` in :func:`simulate`, so
-    ``rollout(..., seed_index=s)`` reproduces seed s of a sweep. ``jit``/``vmap``/``grad``-able
-    (gradients flow through the scan to the numeric ``params``).
-    """
-    num_steps = _num_steps(num_steps, inputs)
-    recorder = record if record is not None else record_lib.last()
-    key = as_typed_key(key)
-    inputs = jax.tree_util.tree_map(lambda x: x[:num_steps], inputs)
-    inputs0 = None if inputs is None else _inputs_at(inputs, 0)
-    state, acc = _init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0)
-    state, acc = _advance(
-        algorithm, recorder, num_steps, num_steps, params, key, seed_index, state, acc, 0, inputs
-    )
-    return state, recorder.finalize(acc, num_steps)
-
-
-# --------------------------------------------------------------------------- batched kernels
-def _take(params_flat, index):
-    return jax.tree_util.tree_map(lambda x: x[index], params_flat)
-
-
-@functools.lru_cache(maxsize=256)
-def _kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=True):
-    """Jitted batched init / advance / finalize for one static configuration (cached)."""
-    out_sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec(_AXIS))
-
-    def stream(p):
-        return None if common_random_numbers else p
-
-    def init(params_flat, key, param_idx, seed_idx, inputs0):
-        def one(p, s):
-            return _init_run(
-                algorithm, recorder, num_steps, _take(params_flat, p), key, s, inputs0, stream(p)
-            )
-
-        return jax.vmap(one)(param_idx, seed_idx)
-
-    def advance(params_flat, key, param_idx, seed_idx, state, acc, t0, xs):
-        def one(p, s, state, acc):
-            return _advance(
-                algorithm, recorder, num_steps, length, _take(params_flat, p), key, s, state, acc,
-                t0, xs, stream(p),
-            )
-
-        return jax.vmap(one)(param_idx, seed_idx, state, acc)
-
-    def finalize(acc):
-        return jax.vmap(lambda a: recorder.finalize(a, num_steps))(acc)
-
-    jit = functools.partial(jax.jit, out_shardings=out_sharding)
-    # Donating the carried state saves memory on accelerators; CPU cannot use donated buffers.
-    donate = () if jax.default_backend() == "cpu" else (4, 5)
-    return jit(init), jit(advance, donate_argnums=donate), jit(finalize)
-
-
-# --------------------------------------------------------------------------- fingerprints
-def _code_digest(code) -> str:
-    parts = [code.co_code, repr(code.co_names).encode(), repr(code.co_varnames).encode()]
-    for const in code.co_consts:
-        if hasattr(const, "co_code"):
-            parts.append(_code_digest(const).encode())
+    def __init__(self, devices: Sequence[jax.Device], impl: str):
+        self.devices = list(devices)
+        if len(self.devices) == 1:
+            self.mode, self.mesh = "single", None
+        elif impl in UNSHARDABLE_IMPLS:
+            if jax.process_count() > 1:
+                raise ValueError(
+                    f"rng {impl!r} cannot be sharded and cannot run over several processes; "
+                    "use rng='invariant' (threefry2x32)"
+                )
+            self.mode, self.mesh = "per_device", None
         else:
-            parts.append(repr(const).encode())
-    return hashlib.sha256(b"|".join(parts)).hexdigest()[:16]
+            self.mode, self.mesh = "sharded", make_mesh(self.devices)
 
+    def replicate(self, tree: PyTree) -> Any:
+        if self.mode == "single":
+            return jax.device_put(tree, self.devices[0])
+        if self.mode == "per_device":
+            return [jax.device_put(tree, d) for d in self.devices]
+        return jax.device_put(tree, NamedSharding(self.mesh, PartitionSpec()))
 
-def _stable(obj: Any, depth: int = 0) -> str:
-    """A process-independent description of configs and callables (no memory addresses)."""
-    if depth > 6:
-        return type(obj).__qualname__
-    if obj is None or isinstance(obj, (bool, int, float, str, bytes)):
-        return repr(obj)
-    if isinstance(obj, (np.ndarray, jax.Array, np.generic)):
-        arr = np.asarray(obj)
-        return f"array{arr.shape}{arr.dtype}:{hashlib.sha256(arr.tobytes()).hexdigest()[:16]}"
-    if isinstance(obj, functools.partial):
-        return (
-            f"partial({_stable(obj.func, depth + 1)},{_stable(obj.args, depth + 1)},"
-            f"{_stable(obj.keywords, depth + 1)})"
-        )
-    if hasattr(obj, "_fields") and isinstance(obj, tuple):
-        inner = ",".join(f"{k}={_stable(getattr(obj, k), depth + 1)}" for k in obj._fields)
-        return f"{type(obj).__qualname__}({inner})"
-    if isinstance(obj, (tuple, list)):
-        return "(" + ",".join(_stable(x, depth + 1) for x in obj) + ")"
-    if isinstance(obj, dict):
-        return "{" + ",".join(f"{k!r}:{_stable(obj[k], depth + 1)}" for k in sorted(obj)) + "}"
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        inner = ",".join(
-            f"{f.name}={_stable(getattr(obj, f.name), depth + 1)}" for f in dataclasses.fields(obj)
-        )
-        return f"{type(obj).__qualname__}({inner})"
-    code = getattr(obj, "__code__", None)
-    if code is not None:
-        cells = getattr(obj, "__closure__", None) or ()
-        closure = ",".join(_stable(c.cell_contents, depth + 1) for c in cells if _filled(c))
-        return f"{obj.__module__}.{obj.__qualname__}#{_code_digest(code)}[{closure}]"
-    if callable(obj):
-        return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
-    return type(obj).__qualname__
+    def place(self, host: np.ndarray) -> Any:
+        """Split the batch axis of ``host`` over the devices."""
+        if self.mode == "single":
+            return jax.device_put(host, self.devices[0])
+        if self.mode == "per_device":
+            parts = np.split(host, len(self.devices))
+            return [jax.device_put(p, d) for p, d in zip(parts, self.devices, strict=True)]
+        sharding = NamedSharding(self.mesh, PartitionSpec(AXIS))
+        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
+    def call(self, fn, *args) -> Any:
+        if self.mode == "per_device":
+            return [fn(*(a[i] for a in args)) for i in range(len(self.devices))]
+        return fn(*args)
 
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018
-        return True
-    except ValueError:
-        return False
-
-
-def _tree_digest(tree: PyTree) -> str:
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    h = hashlib.sha256(str(treedef).encode())
-    for leaf in leaves:
-        if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
-            leaf = jax.random.key_data(leaf)
-        arr = np.asarray(leaf)
-        h.update(f"{arr.shape}{arr.dtype}".encode())
-        h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()
-
-
-# --------------------------------------------------------------------------- helpers
-def _num_steps(num_steps: int | None, inputs: PyTree) -> int:
-    lengths = {int(jnp.shape(x)[0]) for x in jax.tree_util.tree_leaves(inputs)}
-    if len(lengths) > 1:
-        raise ValueError(f"every inputs leaf needs the same leading time axis, got {lengths}")
-    if num_steps is None:
-        if not lengths:
-            raise ValueError("num_steps is required when there are no inputs")
-        num_steps = lengths.pop()
-    elif lengths and lengths.pop() < num_steps:
-        raise ValueError(f"inputs have fewer than num_steps={num_steps} time steps")
-    if isinstance(num_steps, bool) or int(num_steps) != num_steps or num_steps < 1:
-        raise ValueError(f"num_steps must be an integer >= 1, got {num_steps!r}")
-    return int(num_steps)
-
-
-def _tree_bytes(tree: PyTree) -> int:
-    return sum(
-        math.prod(x.shape) * np.dtype(x.dtype).itemsize
-        for x in jax.tree_util.tree_leaves(tree)
-        if not jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
-    )
-
-
-def default_memory_limit(devices: Sequence[jax.Device]) -> int:
-    """Bytes one chunk may use: 40% of accelerator memory, or 1/4 of RAM (<= 8 GiB) on CPU."""
-    try:
-        stats = devices[0].memory_stats() or {}
-    except Exception:  # noqa: BLE001 - backends without memory stats
-        stats = {}
-    if "bytes_limit" in stats:
-        return int(0.4 * stats["bytes_limit"]) * len(devices)
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        ram = 8 * 2**30
-    return int(min(ram // 4, 8 * 2**30))
+    def to_host(self, tree: PyTree) -> PyTree:
+        if self.mode == "per_device":
+            parts = [_to_host(t) for t in tree]
+            return jax.tree_util.tree_map(lambda *xs: np.concatenate(xs, axis=0), *parts)
+        return _to_host(tree)
 
 
 def _to_host(tree: PyTree) -> PyTree:
@@ -280,20 +204,18 @@ def _to_host(tree: PyTree) -> PyTree:
     return jax.tree_util.tree_map(fetch, tree)
 
 
-def _place(mesh: Mesh | None, host: np.ndarray) -> jax.Array:
-    if mesh is None:
-        return jnp.asarray(host)
-    sharding = NamedSharding(mesh, PartitionSpec(_AXIS))
-    return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
-
-
-def _replicate(mesh: Mesh | None, tree: PyTree) -> PyTree:
-    if mesh is None:
-        return tree
-    return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
-
-
 # --------------------------------------------------------------------------- driver
+def _checkpoint_store(checkpoint_dir, **parts) -> tuple[ChunkStore, str]:
+    description = {
+        **parts,
+        "x64": bool(jax.config.jax_enable_x64),
+        "jax": jax.__version__,
+        "ldpjax": ldpjax.__version__,
+    }
+    fp = fingerprint_of(description)
+    return ChunkStore(checkpoint_dir, fp, description), fp
+
+
 def simulate(
     algorithm: Algorithm,
     params: PyTree,
@@ -314,24 +236,27 @@ def simulate(
     progress: bool | ProgressBar = False,
     tag: str = "",
     common_random_numbers: bool = True,
+    rng: str | None = None,
 ) -> SimulationResult:
     """Run ``algorithm`` for ``num_steps`` steps, for every seed and grid point.
 
     Args:
       algorithm: an :class:`~ldpjax.engine.Algorithm` (build it once and reuse it: the
-        compiled kernels are cached per algorithm object).
+        compiled kernels are cached per algorithm and per recorder *value*).
       params: numeric parameters (pytree of arrays). With ``grid_ndim = d`` every leaf has the
-        same d leading grid axes.
+        same d leading grid axes. Validated by ``algorithm.validate`` (if any) before compiling.
       key: PRNG key (typed, any implementation; see :func:`~ldpjax.engine.make_key`).
       num_steps: horizon T (defaults to the length of ``inputs``).
       num_seeds: independent runs per grid point.
       inputs: optional pytree with leading time axis, shared by all runs; step t reads slice t.
-      record: a :mod:`~ldpjax.engine.record` recorder (default: outputs of the last step).
+      record: a :mod:`~ldpjax.engine.record` recorder (default: outputs of the last step);
+        write it by value (``record.total("gain")``) so it is recognised across calls.
       grid_ndim: number of leading grid axes on the params leaves.
-      seed_offset: first seed index (run s uses ``fold_in(key, seed_offset + s)``).
+      seed_offset: first seed index (run s uses ``fold_in(key, seed_offset + s)``);
+        ``seed_offset + num_seeds <= 2**32``.
       seed_chunk: seeds per chunk; default: as many as fit ``memory_limit``.
       time_chunk: steps per compiled scan call (progress and bounded compile size); default T.
-      memory_limit: bytes a chunk may use (default :func:`default_memory_limit`).
+      memory_limit: bytes a chunk may use (default :func:`~ldpjax.engine.plan.default_memory_limit`).
       devices: devices to shard the runs over (default: all of ``jax.devices()``).
       checkpoint_dir: if given, finished seed chunks are saved there and reused on rerun.
       keep_state: return (and save) the final states; False keeps only the records.
@@ -341,130 +266,142 @@ def simulate(
         seed (paired comparisons across privacy levels); if False, grid point g (flat index)
         uses ``fold_in(key, g)`` first, so grid points are independent (e.g. different
         experiments of a portfolio). Either way results do not depend on chunking or devices.
+      rng: the generator: ``None`` (default) uses ``key``'s own implementation;
+        ``"invariant"`` threefry2x32; ``"fast"`` the fastest measured generator on this backend
+        (philox2x32 on CPU: ~5x faster, bit-identical across chunks and devices, but 32-bit
+        keys, see :mod:`ldpjax.engine.keys`); or an implementation name. Other than ``None``,
+        the key is converted deterministically (``rollout(..., rng=...)`` does the same).
 
     Returns:
-      A :class:`SimulationResult` of NumPy arrays.
+      A :class:`SimulationResult` of NumPy arrays and a :class:`SimulationInfo`.
+
+    Raises:
+      TypeError / ValueError: naming the argument (and leaf path / grid index) for bad inputs,
+        and for sweeps that cannot fit in memory or would run for days (see
+        :mod:`ldpjax.engine.plan`).
     """
-    started = time.perf_counter()
+    with CompileTimer() as timer:
+        result = _simulate(
+            algorithm, params, key, num_steps, num_seeds=num_seeds, inputs=inputs, record=record,
+            grid_ndim=grid_ndim, seed_offset=seed_offset, seed_chunk=seed_chunk,
+            time_chunk=time_chunk, memory_limit=memory_limit, devices=devices,
+            checkpoint_dir=checkpoint_dir, keep_state=keep_state, progress=progress, tag=tag,
+            common_random_numbers=common_random_numbers, rng=rng,
+        )
+    rec, state, info = result
+    info = dataclasses.replace(
+        info,
+        wall_seconds=timer.wall_seconds,
+        compile_seconds=timer.compile_seconds,
+        run_seconds=timer.run_seconds,
+        compilations=timer.compilations,
+    )
+    return SimulationResult(rec, state, info)
+
+
+def _prepare(algorithm, params, key, num_steps, num_seeds, inputs, record, grid_ndim,
+             seed_offset, seed_chunk, time_chunk, memory_limit, devices, rng):
+    """Check every argument; return the concrete, converted pieces."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError("algorithm must be an ldpjax.engine.Algorithm(init, step)")
-    num_steps = _num_steps(num_steps, inputs)
-    if isinstance(num_seeds, bool) or int(num_seeds) != num_seeds or num_seeds < 1:
-        raise ValueError(f"num_seeds must be an integer >= 1, got {num_seeds!r}")
-    num_seeds = int(num_seeds)
-    if seed_offset < 0:
-        raise ValueError(f"seed_offset must be >= 0, got {seed_offset}")
-    recorder = record if record is not None else record_lib.last()
+    if record is not None and not isinstance(record, record_lib.Recorder):
+        raise TypeError(f"record must be an ldpjax.engine.record Recorder, got {type(record).__name__}")
+    check_numeric_tree("inputs", inputs)
+    num_steps = num_steps_of(num_steps, inputs)
+    num_seeds, seed_offset = check_seeds(num_seeds, seed_offset)
+    if seed_chunk is not None:
+        seed_chunk = check_int("seed_chunk", seed_chunk, 1)
+    if time_chunk is not None:
+        time_chunk = check_int("time_chunk", time_chunk, 1)
+    if memory_limit is not None:
+        memory_limit = check_int("memory_limit", memory_limit, 1)
     key = as_typed_key(key)
+    if key.shape != ():
+        raise ValueError(f"key must be a single PRNG key, got a batch of shape {key.shape}")
+    devices = list(devices) if devices is not None else jax.devices()
+    if not devices:
+        raise ValueError("devices must name at least one device")
+    impl = resolve_rng(rng, key, devices[0].platform)
+    key = convert_key(key, impl)
+    check_numeric_tree("params", params)
+    grid_ndim = check_grid_ndim(grid_ndim, params)
     params = jax.tree_util.tree_map(jnp.asarray, params)
     grid_shape = grid_shape_of(params, grid_ndim)
+    inputs = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[:num_steps], inputs)
+    validate_algorithm(algorithm, params, inputs, grid_shape, grid_ndim)
+    return (params, key, num_steps, num_seeds, inputs, grid_ndim, grid_shape, seed_offset,
+            seed_chunk, time_chunk, memory_limit, devices, impl)
+
+
+def _simulate(algorithm, params, key, num_steps, *, num_seeds, inputs, record, grid_ndim,
+              seed_offset, seed_chunk, time_chunk, memory_limit, devices, checkpoint_dir,
+              keep_state, progress, tag, common_random_numbers, rng):
+    (params, key, num_steps, num_seeds, inputs, grid_ndim, grid_shape, seed_offset, seed_chunk,
+     time_chunk, memory_limit, devices, impl) = _prepare(
+        algorithm, params, key, num_steps, num_seeds, inputs, record, grid_ndim, seed_offset,
+        seed_chunk, time_chunk, memory_limit, devices, rng)
+    recorder = record if record is not None else record_lib.last()
     num_points = math.prod(grid_shape)
     params_flat = jax.tree_util.tree_map(
         lambda x: x.reshape((num_points,) + x.shape[grid_ndim:]), params
     )
-    inputs = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[:num_steps], inputs)
-    inputs0 = None if inputs is None else _inputs_at(inputs, 0)
+    inputs0 = None if inputs is None else inputs_at(inputs, 0)
+    executor = _Executor(devices, impl)
 
-    devices = list(devices) if devices is not None else jax.devices()
-    mesh = Mesh(np.asarray(devices), (_AXIS,)) if len(devices) > 1 else None
-    num_devices = len(devices)
-    time_chunk = num_steps if time_chunk is None else max(1, min(int(time_chunk), num_steps))
-
-    # Shapes of one run, to size chunks and to check loaded files.
-    one_params = _take(params_flat, 0)
-    state_spec, acc_spec = jax.eval_shape(
-        lambda: _init_run(algorithm, recorder, num_steps, one_params, key, 0, inputs0)
+    # Shapes of one run (cached per algorithm/recorder/shapes), to plan chunks and check files.
+    state_spec, acc_spec, out_spec, rec_spec = run_specs(
+        algorithm, recorder, num_steps, take(params_flat, 0), key, inputs0
     )
-    _, out_spec = jax.eval_shape(algorithm.step, one_params, state_spec, inputs0, key)
-    rec_spec = jax.eval_shape(lambda a: recorder.finalize(a, num_steps), acc_spec)
-    if seed_chunk is None:
-        limit = memory_limit if memory_limit is not None else default_memory_limit(devices)
-        per_run = 4 * (_tree_bytes(state_spec) + _tree_bytes(acc_spec) + _tree_bytes(out_spec))
-        seed_chunk = max(1, min(num_seeds, limit // max(1, num_points * (per_run + 1024))))
-    seed_chunk = int(seed_chunk)
-    if seed_chunk < 1:
-        raise ValueError(f"seed_chunk must be >= 1, got {seed_chunk}")
+    plan = plan_chunks(
+        num_points=num_points, num_seeds=num_seeds, num_steps=num_steps,
+        num_devices=len(devices),
+        run_bytes=tree_bytes(state_spec) + tree_bytes(acc_spec) + tree_bytes(out_spec),
+        record_bytes=tree_bytes(rec_spec) + (tree_bytes(state_spec) if keep_state else 0),
+        seed_chunk=seed_chunk, time_chunk=time_chunk,
+        memory_limit=memory_limit if memory_limit is not None else default_memory_limit(devices),
+    )
 
-    store = None
-    fingerprint = ""
+    store, fp = None, ""
     if checkpoint_dir is not None:
-        description = {
-            "algorithm": _stable(algorithm),
-            "recorder": recorder.spec,
-            "num_steps": num_steps,
-            "grid_shape": list(grid_shape),
-            "seed_offset": seed_offset,
-            "keep_state": keep_state,
-            "params": _tree_digest(params),
-            "inputs": _tree_digest(inputs),
-            "key": _tree_digest(key) + ":" + key_impl_name(key),
-            "x64": bool(jax.config.jax_enable_x64),
-            "jax": jax.__version__,
-            "ldpjax": ldpjax.__version__,
-            "tag": tag,
-            "common_random_numbers": common_random_numbers,
-        }
-        fingerprint = hashlib.sha256(repr(sorted(description.items())).encode()).hexdigest()
-        store = ChunkStore(checkpoint_dir, fingerprint, description)
+        store, fp = _checkpoint_store(
+            checkpoint_dir,
+            algorithm=stable(algorithm), recorder=recorder.spec, num_steps=num_steps,
+            grid_shape=list(grid_shape), seed_offset=seed_offset, keep_state=keep_state,
+            params=tree_digest(params), inputs=tree_digest(inputs),
+            key=tree_digest(key) + ":" + key_impl_name(key), tag=tag,
+            common_random_numbers=common_random_numbers,
+        )
 
     bar = progress if isinstance(progress, ProgressBar) else None
     own_bar = bar is None and bool(progress)
     if own_bar:
         bar = ProgressBar(num_seeds * num_steps, desc="simulate")
 
-    params_dev = _replicate(mesh, params_flat)
-    key_dev = _replicate(mesh, key)
     keep = (rec_spec, state_spec if keep_state else None)
     leaves_spec, treedef = jax.tree_util.tree_flatten(keep)
-    chunks_loaded = chunks_computed = 0
+    counts = {"computed": 0, "loaded": 0}
     pieces: list[list[np.ndarray]] = []
-    for first in range(0, num_seeds, seed_chunk):
-        stop = min(num_seeds, first + seed_chunk)
+    params_dev = executor.replicate(params_flat)
+    key_dev = executor.replicate(key)
+    for first, stop in plan.seed_chunks():
         size = stop - first
         expected = [(num_points, size) + tuple(s.shape) for s in leaves_spec]
         loaded = store.load(first, stop, len(leaves_spec)) if store is not None else None
         if loaded is not None and [tuple(x.shape) for x in loaded] != expected:
             loaded = None
-        if loaded is not None:
-            pieces.append(loaded)
-            chunks_loaded += 1
+        if loaded is None:
+            loaded = _run_chunk(
+                algorithm, recorder, plan, executor, params_dev, key_dev, inputs, inputs0,
+                first, stop, seed_offset, keep_state, common_random_numbers, bar,
+            )
+            if store is not None and jax.process_index() == 0:
+                store.save(first, stop, loaded)
+            counts["computed"] += 1
+        else:
+            counts["loaded"] += 1
             if bar is not None:
                 bar.update(size * num_steps)
-            continue
-        runs = num_points * size
-        # Every chunk has the same (padded) batch shape, so the kernels compile once; padding
-        # repeats the last run and is dropped afterwards.
-        padded = -(-(num_points * seed_chunk) // num_devices) * num_devices
-        run_ids = np.minimum(np.arange(padded), runs - 1)
-        param_idx = _place(mesh, (run_ids // size).astype(np.int32))
-        seed_idx = _place(mesh, (seed_offset + first + run_ids % size).astype(np.int32))
-        init_fn, _, finalize_fn = _kernels(
-            algorithm, recorder, num_steps, time_chunk, mesh, common_random_numbers
-        )
-        state, acc = init_fn(params_dev, key_dev, param_idx, seed_idx, _replicate(mesh, inputs0))
-        for t0 in range(0, num_steps, time_chunk):
-            length = min(time_chunk, num_steps - t0)
-            _, advance_fn, _ = _kernels(
-                algorithm, recorder, num_steps, length, mesh, common_random_numbers
-            )
-            xs = jax.tree_util.tree_map(lambda x, a=t0, b=t0 + length: x[a:b], inputs)
-            state, acc = advance_fn(
-                params_dev, key_dev, param_idx, seed_idx, state, acc,
-                _replicate(mesh, jnp.int32(t0)), _replicate(mesh, xs),
-            )
-            if bar is not None:
-                jax.block_until_ready(acc)
-                bar.update(size * length)
-        rec = finalize_fn(acc)
-        host = _to_host((rec, state if keep_state else None))
-        leaves = [
-            x[:runs].reshape((num_points, size) + x.shape[1:])
-            for x in jax.tree_util.tree_leaves(host)
-        ]
-        if store is not None and jax.process_index() == 0:
-            store.save(first, stop, leaves)
-        pieces.append(leaves)
-        chunks_computed += 1
+        pieces.append(loaded)
     if own_bar:
         bar.close()
 
@@ -475,19 +412,59 @@ def simulate(
         for i in range(len(leaves_spec))
     ]
     rec_out, state_out = jax.tree_util.tree_unflatten(treedef, merged)
-    info = {
-        "grid_shape": grid_shape,
-        "num_seeds": num_seeds,
-        "num_steps": num_steps,
-        "seed_chunk": seed_chunk,
-        "time_chunk": time_chunk,
-        "num_devices": num_devices,
-        "chunks_computed": chunks_computed,
-        "chunks_loaded": chunks_loaded,
-        "wall_seconds": time.perf_counter() - started,
-        "fingerprint": fingerprint,
-    }
-    return SimulationResult(rec_out, state_out, info)
+    info = SimulationInfo(
+        grid_shape=grid_shape, num_seeds=num_seeds, num_steps=num_steps, seed_offset=seed_offset,
+        seed_chunk=plan.seed_chunk, time_chunk=plan.time_chunk, batch=plan.batch,
+        num_devices=len(devices), execution=executor.mode, rng=impl,
+        chunks_computed=counts["computed"], chunks_loaded=counts["loaded"],
+        wall_seconds=0.0, compile_seconds=0.0, run_seconds=0.0, compilations=0,
+        chunk_bytes=plan.chunk_bytes, result_bytes=plan.result_bytes, fingerprint=fp,
+    )
+    return rec_out, state_out, info
 
 
-__all__ = ["SimulationResult", "default_memory_limit", "rollout", "simulate"]
+def _run_chunk(algorithm, recorder, plan: ChunkPlan, executor: _Executor, params_dev, key_dev,
+               inputs, inputs0, first, stop, seed_offset, keep_state, crn, bar):
+    """Compute seeds ``[first, stop)`` at every grid point; host leaves ``(points, size, ...)``."""
+    size = stop - first
+    runs = plan.num_points * size
+    param_host, seed_host = plan.run_indices(first, stop, seed_offset)
+    param_idx, seed_idx = executor.place(param_host), executor.place(seed_host)
+    init_fn, _, finalize_fn = kernels(
+        algorithm, recorder, plan.num_steps, plan.time_chunk, executor.mesh, crn
+    )
+    state, acc = _unzip(executor, executor.call(
+        init_fn, params_dev, key_dev, param_idx, seed_idx, executor.replicate(inputs0)
+    ))
+    for t0, length in plan.time_chunks():
+        _, advance_fn, _ = kernels(algorithm, recorder, plan.num_steps, length, executor.mesh, crn)
+        xs = jax.tree_util.tree_map(lambda x, a=t0, b=t0 + length: x[a:b], inputs)
+        state, acc = _unzip(executor, executor.call(
+            advance_fn, params_dev, key_dev, param_idx, seed_idx, state, acc,
+            executor.replicate(jnp.int32(t0)), executor.replicate(xs),
+        ))
+        if bar is not None:
+            jax.block_until_ready(acc)
+            bar.update(size * length)
+    rec = executor.call(finalize_fn, acc)
+    host = executor.to_host(_zip(executor, rec, state if keep_state else None))
+    return [
+        x[:runs].reshape((plan.num_points, size) + x.shape[1:])
+        for x in jax.tree_util.tree_leaves(host)
+    ]
+
+
+def _unzip(executor, pairs):
+    if executor.mode == "per_device":
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+    return pairs
+
+
+def _zip(executor, rec, state):
+    if executor.mode == "per_device":
+        states = state if state is not None else [None] * len(rec)
+        return [(r, s) for r, s in zip(rec, states, strict=True)]
+    return (rec, state)
+
+
+__all__ = ["SimulationInfo", "SimulationResult", "default_memory_limit", "rollout", "simulate"]

@@ -8,6 +8,7 @@ module in ``ldpjax/experiments/`` that defines a module-level ``EXPERIMENT`` (or
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import importlib
 import importlib.util
@@ -27,19 +28,39 @@ Table = list[dict[str, Any]]
 
 
 # --------------------------------------------------------------------------- option parsing
+class OptionValueError(argparse.ArgumentTypeError, ValueError):
+    """A command-line option value that does not parse; the message is in the user's words
+    (argparse shows it as ``--mu expects comma-separated numbers, got 'abc'``)."""
+
+
+_KIND_WORDS = {"_float": "numbers", "int": "integers", "str": "names"}
+
+
 def _list_of(kind: Callable[[str], Any]) -> Callable[[str], tuple]:
+    words = _KIND_WORDS.get(getattr(kind, "__name__", ""), "values")
+
     def parse(text: str) -> tuple:
         items = [t.strip() for t in str(text).split(",") if t.strip()]
-        if not items:
-            raise ValueError("expected a comma-separated list")
-        return tuple(kind(t) for t in items)
+        try:
+            if not items:
+                raise ValueError(text)
+            return tuple(kind(t) for t in items)
+        except (TypeError, ValueError):
+            raise OptionValueError(f"expects comma-separated {words}, got {text!r}") from None
 
     parse.__name__ = f"list[{getattr(kind, '__name__', 'value')}]"
     return parse
 
 
 def _float(text: str) -> float:
-    return float(text)
+    """A number (``inf`` allowed, ``nan`` not)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise OptionValueError(f"expects a number, got {text!r}") from None
+    if value != value:
+        raise OptionValueError(f"expects a number, got {text!r}")
+    return value
 
 
 floats = _list_of(_float)
@@ -169,7 +190,26 @@ class RunContext:
             steps = jax.tree_util.tree_leaves(kwargs["inputs"])[0].shape[0]
         with self.progress(num_seeds * (steps or 1), label) as bar:
             kwargs.setdefault("progress", bar)
-            return simulate(algorithm, params, key, num_steps, **kwargs)
+            result = simulate(algorithm, params, key, num_steps, **kwargs)
+        # Every call's timing, for run.json (the runner writes ``ctx.simulate_calls``).
+        calls = self.__dict__.setdefault("simulate_calls", [])
+        info = result.info
+        calls.append({
+            "label": label,
+            "compile_seconds": round(float(info["compile_seconds"]), 4),
+            "run_seconds": round(float(info["run_seconds"]), 4),
+            "wall_seconds": round(float(info["wall_seconds"]), 4),
+            "compilations": int(info["compilations"]),
+            "rng": info["rng"],
+            "num_devices": int(info["num_devices"]),
+            "execution": info["execution"],
+            "grid_shape": list(info["grid_shape"]),
+            "num_seeds": int(info["num_seeds"]),
+            "num_steps": int(info["num_steps"]),
+            "chunks_computed": int(info["chunks_computed"]),
+            "chunks_loaded": int(info["chunks_loaded"]),
+        })
+        return result
 
     def log(self, message: str) -> None:
         self.messages.append(message)

@@ -9,13 +9,25 @@ checkpoint, with a 95% interval for the simulated value from the chi-square samp
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
 from ldpjax.demo.noisy_counter import counter_params, noisy_counter
 from ldpjax.engine import product_grid, record
 from ldpjax.experiments.base import Experiment, ExperimentResult, Option, RunContext, floats
-from ldpjax.plotting import figure
+from ldpjax.experiments.verdicts import judge, summary_lines
+from ldpjax.plotting import (
+    LINESTYLES,
+    MARKERS,
+    PALETTE,
+    caption,
+    figure,
+    fit_ylim,
+    legend,
+    mean_bars,
+    se_note,
+)
 
 
 def run(ctx: RunContext) -> ExperimentResult:
@@ -48,38 +60,97 @@ def run(ctx: RunContext) -> ExperimentResult:
                     "t": t,
                     "rmse": rmse,
                     "rmse_theory": theory,
-                    "ratio": rmse / theory,
+                    # mu = inf: no noise, RMSE and its closed form are both 0 (ratio 1)
+                    "ratio": rmse / theory if theory > 0 else (1.0 if rmse == 0 else math.inf),
                     "ratio_lo95": math.sqrt(max(0.0, 1 - half)),
                     "ratio_hi95": math.sqrt(1 + half),
                 }
             )
-    fig, axes = figure()
-    ax = axes[0, 0]
-    for mu in mus:
-        sim = [r["rmse"] for r in rows if r["mu"] == mu]
-        (line,) = ax.plot(checkpoints, sim, "o", label=f"simulated, mu={mu:g}")
-        ax.plot(checkpoints, [math.sqrt(t) / mu for t in checkpoints], "-", color=line.get_color())
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("steps t")
-    ax.set_ylabel("RMSE of the private count")
-    ax.set_title("Gaussian-noise counter: simulated (dots) vs sqrt(t)/mu")
-    ax.legend(fontsize=7)
-    worst = max(abs(r["ratio"] - 1) for r in rows)
+    verdicts = _verdicts(rows, mus, checkpoints, n)
+    fig = _figure(rows, mus, checkpoints, n, ctx.config["rate"])
     summary = (
         f"Private counting with the Gaussian mechanism over T={horizon} steps, "
         f"mu in {list(mus)}, {n} seeds per mu, one jitted sweep "
         f"({result.info['chunks_computed']} chunk(s) computed, {result.info['chunks_loaded']} "
-        f"loaded). The simulated RMSE follows sqrt(t)/mu: the largest relative deviation over "
-        f"all mu and checkpoints is {100 * worst:.1f}% (95% sampling band "
-        f"+-{100 * (rows[0]['ratio_hi95'] - 1):.1f}%)."
+        f"loaded).\n" + summary_lines(verdicts)
     )
     return ExperimentResult(
         tables={"rmse": rows},
         figures={"rmse": fig},
         summary=summary,
         data="synthetic Bernoulli bits (no data files)",
+        extra={"verdicts": [v.as_dict() for v in verdicts]},
     )
+
+
+def _band(n: int, cells: int) -> float:
+    """Half-width of the simultaneous 95% band on RMSE / (sqrt(t)/mu) over ``cells`` cells.
+
+    n * MSE / sigma^2 ~ chi2_n, so RMSE / sigma = sqrt(chi2_n / n) ~ 1 + N(0, 1 / (2n)) (delta
+    method); Bonferroni over the cells gives z = Phi^-1(1 - 0.025 / cells).
+    """
+    z = NormalDist().inv_cdf(1 - 0.025 / max(cells, 1))
+    return z * math.sqrt(1.0 / (2.0 * n))
+
+
+def _verdicts(rows, mus, checkpoints, n):
+    tol = _band(n, len(mus) * len(checkpoints))
+    out = []
+    for mu in mus:
+        sel = [r for r in rows if r["mu"] == mu]
+        if not math.isfinite(mu):
+            out.append(judge("demo", "mu = inf releases the exact count (RMSE 0)",
+                             max(r["rmse"] for r in sel), 0.0, 0.0,
+                             tolerance_note="no noise: exact"))
+            continue
+        worst = max(sel, key=lambda r: abs(r["ratio"] - 1))
+        out.append(judge(
+            "demo", f"RMSE = sqrt(t)/mu at every checkpoint, mu = {mu:g} (worst t = {worst['t']})",
+            worst["ratio"], 1.0, tol,
+            tolerance_note=f"simultaneous 95% band on RMSE/(sqrt(t)/mu): z sqrt(1/(2n)), n = {n} "
+            f"seeds, Bonferroni over {len(mus) * len(checkpoints)} (mu, t) cells"))
+    return out
+
+
+def _figure(rows, mus, checkpoints, n, rate):
+    fig, axes = figure(2, 1, width=4.2)
+    ax, bx = axes[0, 0], axes[0, 1]
+    finite = [mu for mu in mus if math.isfinite(mu)]  # mu = inf: RMSE 0, no place on log axes
+    ts = np.asarray(checkpoints, float)
+    half = _band(n, len(mus) * len(checkpoints))
+    for k, mu in enumerate(finite):
+        sel = [r for r in rows if r["mu"] == mu]
+        color = PALETTE[k % len(PALETTE)]
+        rmse = np.array([r["rmse"] for r in sel])
+        # standard error of an RMSE from n seeds: RMSE * sqrt(1 / (2n)) (delta method)
+        mean_bars(ax, ts, rmse, rmse * math.sqrt(1 / (2 * n)), label=f"simulated, mu = {mu:g}",
+                  color=color, marker=MARKERS[k % len(MARKERS)], ls="none", log=True)
+        ax.plot(ts, np.sqrt(ts) / mu, "-", color=color, lw=1, label=f"sqrt(t)/mu, mu = {mu:g}")
+        ratio = np.array([r["ratio"] for r in sel])
+        offset = 1 + 0.04 * (k - (len(finite) - 1) / 2)
+        bx.plot(ts * offset, ratio, marker=MARKERS[k % len(MARKERS)], ls=LINESTYLES[k % 4],
+                color=color, label=f"mu = {mu:g}", markersize=4)
+    bx.axhline(1.0, color="black", lw=0.8)
+    bx.axhspan(1 - half, 1 + half, color="grey", alpha=0.2, lw=0,
+               label="simultaneous 95% band")
+    for a in (ax, bx):
+        a.set_xscale("log")
+        a.set_xlabel("steps t")
+    ax.set_yscale("log")
+    ax.set_ylabel("RMSE of the private count")
+    ax.set_title("simulated RMSE vs sqrt(t)/mu")
+    bx.set_ylabel("RMSE / (sqrt(t)/mu)")
+    bx.set_title("ratio to the closed form")
+    ratios = [r["ratio"] for r in rows if math.isfinite(r["mu"])]
+    fit_ylim(bx, [ratios, [1 - half, 1 + half]])
+    legend(ax, ncols=1)
+    legend(bx)
+    caption(fig, data=f"synthetic Bernoulli({rate:g}) bits, no data file",
+            unit="one user's bit (one Gaussian release, sensitivity 1, mu-GDP)",
+            note=f"{n} seeds per mu; {se_note('error bars')}"
+            + ("" if len(finite) == len(mus) else " mu = inf (RMSE 0) is not drawn."),
+            title="Gaussian-noise counter through the engine (demo)")
+    return fig
 
 
 EXPERIMENT = Experiment(

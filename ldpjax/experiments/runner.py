@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as _dt
 import importlib.metadata
 import json
@@ -20,6 +21,7 @@ import numpy as np
 
 from ldpjax.engine.keys import make_key, resolve_impl
 from ldpjax.experiments.base import Experiment, ExperimentResult, RunContext, Table
+from ldpjax.experiments.outdir import claim_output_dir
 
 _PACKAGES = ("ldpjax", "jax", "jaxlib", "numpy", "optax", "chex", "matplotlib")
 
@@ -98,6 +100,79 @@ def write_table(directory: Path, name: str, rows: Table) -> list[Path]:
     return [csv_path, json_path]
 
 
+def _verdict_lines(verdicts: list[dict[str, Any]], summary: str) -> str:
+    """The verdicts as text for summary.txt, unless the summary already lists them."""
+    if not verdicts:
+        return ""
+    from ldpjax.experiments.verdicts import Verdict, summary_lines
+
+    fields = {f.name for f in dataclasses.fields(Verdict)}
+    try:
+        text = summary_lines(Verdict(**{k: v for k, v in d.items() if k in fields})
+                             for d in verdicts)
+    except (TypeError, ValueError):
+        text = "Verdicts:\n" + "\n".join(json.dumps(_jsonable(d)) for d in verdicts)
+    lines = text.splitlines()
+    if all(line in summary for line in lines[1:]):
+        return ""
+    return text
+
+
+def _run_and_write(
+    experiment: Experiment, out: Path, *, size: str, config: dict[str, Any], num_seeds: int,
+    seed: int, key_impl: str, show_progress: bool, command: list[str] | None,
+) -> tuple[ExperimentResult, dict[str, Any], float]:
+    ctx = RunContext(
+        name=experiment.name,
+        size=size,
+        config=config,
+        num_seeds=num_seeds,
+        seed=seed,
+        key=make_key(seed, key_impl),
+        key_impl=key_impl,
+        out_dir=out,
+        show_progress=show_progress,
+    )
+    started = _dt.datetime.now(_dt.timezone.utc)
+    clock = time.perf_counter()
+    result = experiment.run(ctx)
+    wall = time.perf_counter() - clock
+
+    written: list[Path] = []
+    for name, rows in result.tables.items():
+        written += write_table(out, name, rows)
+    for name, figure in result.figures.items():
+        path = out / f"{name}.png"
+        figure.savefig(path, dpi=120, bbox_inches="tight")
+        written.append(path)
+    verdicts = list(result.extra.get("verdicts", []) or [])
+    summary = result.summary.strip()
+    extra_text = _verdict_lines(verdicts, summary)
+    (out / "summary.txt").write_text(summary + "\n" + (f"\n{extra_text}\n" if extra_text else ""))
+    run_info = {
+        "experiment": experiment.name,
+        "description": experiment.description,
+        "size": size,
+        "config": config,
+        "seeds": num_seeds,
+        "seed": seed,
+        "key_impl": key_impl,
+        "data": result.data,
+        "command": command if command is not None else sys.argv,
+        "versions": package_versions(),
+        "jax": jax_environment(),
+        "git_commit": _git_commit(),
+        "started_utc": started.isoformat(),
+        "wall_seconds": round(wall, 3),
+        "outputs": sorted(p.name for p in written) + ["summary.txt"],
+        "messages": ctx.messages,
+        "verdicts": verdicts,
+        "extra": result.extra,
+    }
+    (out / "run.json").write_text(json.dumps(_jsonable(run_info), indent=2))
+    return result, run_info, wall
+
+
 def run_experiment(
     experiment: Experiment,
     *,
@@ -122,55 +197,17 @@ def run_experiment(
         raise ValueError(f"--seeds must be >= 1, got {num_seeds}")
     key_impl = resolve_impl(key_impl)
     out = Path(out_dir) if out_dir is not None else Path("results") / experiment.name
-    out.mkdir(parents=True, exist_ok=True)
-    ctx = RunContext(
-        name=experiment.name,
-        size=size,
-        config=config,
-        num_seeds=num_seeds,
-        seed=seed,
-        key=make_key(seed, key_impl),
-        key_impl=key_impl,
-        out_dir=out,
-        show_progress=show_progress,
-    )
-    started = _dt.datetime.now(_dt.timezone.utc)
-    clock = time.perf_counter()
-    result = experiment.run(ctx)
-    wall = time.perf_counter() - clock
-
-    written: list[Path] = []
-    for name, rows in result.tables.items():
-        written += write_table(out, name, rows)
-    for name, figure in result.figures.items():
-        path = out / f"{name}.png"
-        figure.savefig(path, dpi=120, bbox_inches="tight")
-        written.append(path)
-    (out / "summary.txt").write_text(result.summary.strip() + "\n")
-    run_info = {
-        "experiment": experiment.name,
-        "description": experiment.description,
-        "size": size,
-        "config": config,
-        "seeds": num_seeds,
-        "seed": seed,
-        "key_impl": key_impl,
-        "data": result.data,
-        "command": command if command is not None else sys.argv,
-        "versions": package_versions(),
-        "jax": jax_environment(),
-        "git_commit": _git_commit(),
-        "started_utc": started.isoformat(),
-        "wall_seconds": round(wall, 3),
-        "outputs": sorted(p.name for p in written) + ["summary.txt"],
-        "messages": ctx.messages,
-        "extra": result.extra,
-    }
-    (out / "run.json").write_text(json.dumps(_jsonable(run_info), indent=2))
+    # Checked (folder, writable, free space), created and locked before any computation; a run
+    # refused with a ValueError removes the folders it created (see ldpjax.experiments.outdir).
+    with claim_output_dir(out):
+        result, run_info, wall = _run_and_write(
+            experiment, out, size=size, config=config, num_seeds=num_seeds, seed=seed,
+            key_impl=key_impl, show_progress=show_progress, command=command,
+        )
     if not quiet:
         print(f"\n== {experiment.name} ({size}, {num_seeds} seeds, {wall:.1f} s) -> {out}")
         print(f"Data: {result.data}")
-        print(result.summary.strip())
+        print((out / "summary.txt").read_text().strip())
     return result, out
 
 

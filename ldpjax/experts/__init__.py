@@ -12,6 +12,7 @@ from ldpjax.experts.privacy import privatize_gains
 
 # --- part A: RW-FTPL, RW-AdaBatch, amplification (issue 3)
 from ldpjax.experts.amplification import amplified_delta
+from ldpjax.experts.amplification import amplified_event
 from ldpjax.experts.amplification import amplified_tradeoff
 from ldpjax.experts.amplification import batch_mixture_delta
 from ldpjax.experts.amplification import batch_mixture_delta_se
@@ -52,6 +53,8 @@ from ldpjax.experts.agarwal_singh import central_mu
 from ldpjax.experts.agarwal_singh import hedge_tree_regret_bound
 from ldpjax.experts.agarwal_singh import min_noise_setting
 from ldpjax.experts.agarwal_singh import min_regret_setting
+from ldpjax.experts.agarwal_singh import optimal_learning_rate
+from ldpjax.experts.agarwal_singh import tree_hedge_params
 from ldpjax.experts.agarwal_singh import tree_hedge
 from ldpjax.experts.covid import CovidData
 from ldpjax.experts.covid import load_hhs_facility
@@ -91,6 +94,7 @@ __all__ = [
     "TreeHedgeParams",
     "adabatch_params",
     "amplified_delta",
+    "amplified_event",
     "amplified_tradeoff",
     "batch_mixture_delta",
     "batch_mixture_delta_se",
@@ -119,6 +123,7 @@ __all__ = [
     "min_noise_setting",
     "min_regret_setting",
     "noise_scale",
+    "optimal_learning_rate",
     "paper_learners",
     "privatize_gains",
     "regret_bound_adabatch",
@@ -138,6 +143,7 @@ __all__ = [
     "synthetic_covid",
     "synthetic_covid_data",
     "tree_hedge",
+    "tree_hedge_params",
     "uniform_gains",
     "validate_gains",
     "worst_case_batch_distribution",

@@ -187,6 +187,10 @@ def gap_pdf(e: ArrayLike, n: ArrayLike) -> Array:
     Returns:
       The density of the top-two gap of n iid N(0, 1) (same quadrature as :func:`gap_cdf`);
       for n = 2 it is the half-normal density of |N(0, 2)|. Differentiable in e.
+
+    Example:
+      >>> bool(gap_pdf(1.0, 5) > 0)
+      True
     """
     _check_gap_args(e, n)
     return _gap_pdf(*_floats(e, n))
@@ -223,6 +227,10 @@ def batch_survival(b: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: ArrayLike) -
       t: 1-based round, >= 1.
       n: number of experts, an integer >= 2.
       alpha: ComputeDelay's knob, in (0, inf).
+
+    Example:
+      >>> float(batch_survival(1.0, 10.0, 4, 0.01))  # every batch has >= 1 round
+      1.0
     """
     v.check_range("b", b, 1.0, jnp.inf, high_open=True)
     v.check_range("t", t, 1.0, jnp.inf, high_open=True)
@@ -267,6 +275,10 @@ def covering_batch_survival(b: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: Arr
     fresh law overstating the chance of long batches by up to ~10 standard errors.)
 
     Args: as in :func:`batch_survival`.
+
+    Example:
+      >>> float(covering_batch_survival(1.0, 10.0, 4, 0.01))
+      1.0
     """
     v.check_range("b", b, 1.0, jnp.inf, high_open=True)
     v.check_range("t", t, 1.0, jnp.inf, high_open=True)
@@ -305,6 +317,11 @@ def worst_case_batch_distribution(
     Returns:
       ``(sizes, weights)``: sizes (M,) and weights of shape broadcast(t, n, alpha) + (M,),
       non-negative and summing to 1 on the last axis.
+
+    Example:
+      >>> sizes, weights = worst_case_batch_distribution(50.0, 10, 0.01)
+      >>> bool(jnp.isclose(weights.sum(), 1.0, atol=1e-5))
+      True
     """
     v.check_range("t", t, 1.0, jnp.inf, high_open=True)
     v.check_integer("n", n, 2)
@@ -339,6 +356,10 @@ def ex_post_mu(mu: ArrayLike, batch_size: ArrayLike) -> Array:
     Args:
       mu: per-round (local) GDP parameter, in (0, inf].
       batch_size: B >= 1 (the ``batch_size`` output of RW-AdaBatch for that round).
+
+    Example:
+      >>> float(ex_post_mu(1.0, 4))
+      0.5
     """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("batch_size", batch_size, 1.0, jnp.inf, high_open=True)
@@ -379,6 +400,11 @@ def batch_mixture_delta(
       sizes: batch sizes (>= 1), last axis = components.
       weights: their probabilities (sum to 1 on the last axis).
       eps: in [0, inf], broadcast against the leading axes.
+
+    Example:
+      >>> d = batch_mixture_delta(1.0, jnp.array([1.0]), jnp.array([1.0]), 1.0)
+      >>> bool(jnp.isclose(d, gdp_delta(1.0, 1.0)))  # one component of size 1: plain mu-GDP
+      True
     """
     v.check_range("eps", eps, 0.0, jnp.inf)
     mu, sizes, weights = _mixture_args(mu, sizes, weights)
@@ -393,6 +419,12 @@ def batch_mixture_tradeoff(
 
     ``gdp_mixture_tradeoff(mu / sqrt(sizes), weights, fpr)``; arguments as in
     :func:`batch_mixture_delta`.
+
+    Example:
+      >>> from ldpjax.accounting import gdp_tradeoff
+      >>> f = batch_mixture_tradeoff(2.0, jnp.array([4.0]), jnp.array([1.0]), 0.1)
+      >>> bool(jnp.isclose(f, gdp_tradeoff(1.0, 0.1)))  # B = 4 halves mu
+      True
     """
     v.check_range("fpr", fpr, 0.0, 1.0)
     mu, sizes, weights = _mixture_args(mu, sizes, weights)
@@ -408,6 +440,11 @@ def batch_mixture_delta_se(
     delta_MC(eps) is the mean over ``num_runs`` runs of delta_{mu / sqrt(B_r)}(eps), so its
     standard error is sd_r(delta_{mu/sqrt(B_r)}(eps)) / sqrt(num_runs) (sample sd, with the
     num_runs / (num_runs - 1) correction).
+
+    Example:
+      >>> se = batch_mixture_delta_se(1.0, jnp.array([4.0]), jnp.array([1.0]), 1.0, 10)
+      >>> bool(se < 1e-5)  # one batch size in every run: no Monte Carlo spread
+      True
     """
     v.check_integer("num_runs", num_runs, 2)
     v.check_range("eps", eps, 0.0, jnp.inf)
@@ -451,6 +488,10 @@ def amplified_delta(
     Returns:
       delta(eps): what the analytic bound certifies for round t (never below the truth in
       the worst case, up to the approximations stated in the module docstring).
+
+    Example:
+      >>> bool(amplified_delta(1.0, 100.0, 10, 0.01, 1.0) <= gdp_delta(1.0, 1.0))
+      True
     """
     _check_amplified(mu, t, n, alpha)
     v.check_range("eps", eps, 0.0, jnp.inf)
@@ -466,6 +507,10 @@ def amplified_tradeoff(
 
     Arguments as in :func:`amplified_delta`, with ``fpr`` the type I error in [0, 1]; returns
     the type II error.
+
+    Example:
+      >>> bool(0.0 <= amplified_tradeoff(1.0, 100.0, 10, 0.01, 0.05) <= 0.95)
+      True
     """
     _check_amplified(mu, t, n, alpha)
     v.check_range("fpr", fpr, 0.0, 1.0)
@@ -475,6 +520,36 @@ def amplified_tradeoff(
 
 
 # --------------------------------------------------------------------------- Monte Carlo
+def amplified_event(mu: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: ArrayLike):
+    """RW-AdaBatch's central claim for a round-t record as a privacy event (analytic worst case).
+
+    The revealed mixture (paper 000, Lemma 2) of (mu / sqrt B)-GDP releases over the binned
+    worst-case law of the size B of the batch containing round t
+    (:func:`worst_case_batch_distribution`): a
+    :class:`~ldpjax.mechanisms.GaussianMixtureEvent` that the accountants
+    (``ldpjax.mechanisms.delta`` / ``epsilon`` / ``tradeoff``) take. It holds where only the
+    batch sums are observed (RW-AdaBatch's actions, or its fast path's batch releases); each
+    observed per-round release is ``GaussianEvent(mu)``. A whole run's per-record claim is the
+    worst round: ``max_t delta(amplified_event(mu, t, ...), eps)`` (each record is in one
+    round). ``t`` may be an array (leading axes of the event).
+
+    Example:
+      >>> from ldpjax.mechanisms import GaussianEvent, delta
+      >>> event = amplified_event(1.0, 100.0, 10, 0.01)
+      >>> bool(delta(event, 1.0) <= delta(GaussianEvent(1.0), 1.0))
+      True
+    """
+    _check_amplified(mu, t, n, alpha)
+    from ldpjax.mechanisms import GaussianMixtureEvent
+
+    mu_f, t_f, n_f, alpha_f = _floats(mu, t, n, alpha)
+    grid = jnp.asarray(batch_grid(), mu_f.dtype)
+    weights = _binned_weights(grid, t_f, n_f, alpha_f)
+    mus = mu_f[..., None] / jnp.sqrt(grid)
+    shape = jnp.broadcast_shapes(mus.shape, weights.shape)
+    return GaussianMixtureEvent(jnp.broadcast_to(mus, shape), jnp.broadcast_to(weights, shape))
+
+
 def empirical_batch_distribution(batch_sizes: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The empirical law of simulated batch sizes, runs on the last axis (host-side NumPy).
 
@@ -484,6 +559,11 @@ def empirical_batch_distribution(batch_sizes: ArrayLike) -> tuple[np.ndarray, np
     Returns:
       ``(sizes, weights)`` of shape (..., K): the distinct sizes of each row (padded with 1
       at weight 0 to a common K) and their frequencies.
+
+    Example:
+      >>> sizes, weights = empirical_batch_distribution([1, 1, 4, 4])
+      >>> sizes.tolist(), weights.tolist()
+      ([1.0, 4.0], [0.5, 0.5])
     """
     arr = np.asarray(batch_sizes)
     if arr.ndim < 1 or arr.shape[-1] < 1:
@@ -507,6 +587,8 @@ def _worst_case_batch_sizes(key, alpha, *, num_experts, rounds, num_runs):
     dtype = jnp.result_type(float)
 
     def one_run(run_key):
+        # Monte Carlo of the batch chain for accounting (no data is released here): the noise of
+        # RW-AdaBatch's walk on tied gains, eta = 1.
         init_key, walk_key = jax.random.split(run_key)
         noisy_total = jax.random.normal(init_key, (num_experts,), dtype)  # z_0 (eta = 1)
         covering = jnp.zeros(targets.shape, jnp.int32)
@@ -555,6 +637,10 @@ def worst_case_batch_sizes(
 
     Returns:
       int32 array (num_runs, len(rounds)) of batch sizes.
+
+    Example:
+      >>> worst_case_batch_sizes(jax.random.key(0), 4, 0.01, (1, 10), 3).shape
+      (3, 2)
     """
     v.check_integer("num_experts", num_experts, 2)
     v.check_range("alpha", alpha, 0.0, jnp.inf, low_open=True, high_open=True)
@@ -577,6 +663,7 @@ def worst_case_batch_sizes(
 
 __all__ = [
     "amplified_delta",
+    "amplified_event",
     "amplified_tradeoff",
     "batch_grid",
     "batch_mixture_delta",

@@ -126,6 +126,10 @@ def compute_delay(
     Returns:
       int32 array of batch lengths in [1, 2^30] (broadcast shape of the inputs). Not
       differentiable (integer valued). Out-of-domain traced entries give 1.
+
+    Example:
+      >>> int(compute_delay(0.0, 10, 1.0, 4, 0.01))  # tied leaders: a batch of one round
+      1
     """
     v.check_range("gap", gap, 0.0, jnp.inf)
     v.check_range("t", t, 1.0, jnp.inf, high_open=True)
@@ -243,6 +247,10 @@ def regret_bound_adabatch(
     Args:
       mu, T, n, sensitivity: as in :func:`regret_bound_ftpl`.
       alpha: ComputeDelay's knob, in (0, inf).
+
+    Example:
+      >>> bool(regret_bound_adabatch(1.0, 100, 4, 0.01) > regret_bound_ftpl(1.0, 100, 4))
+      True
     """
     v.check_range("alpha", alpha, 0.0, jnp.inf, low_open=True, high_open=True)
     base = regret_bound_ftpl(mu, T, n, sensitivity)

@@ -47,7 +47,19 @@ above; the sd of log hospital level relative to the state is 0.51-0.71 (0.6 used
 hospitals (0.21) reported zero COVID inpatients in all five weeks; the sd of week-to-week log
 changes is 0.25-0.28, i.e. iid weekly log-noise of sd ~0.19. The wave shape, lags and per-wave
 amplitudes are not identifiable from five weeks: they are plausible, documented choices, fixed
-before any algorithm was run and never tuned to favour one.
+before any algorithm was run and never tuned to favour one. In particular the per-wave amplitude
+sd (``wave_heterogeneity``, 0.35), which sets how much the waves reorder hospitals and hence
+how much a data-dependent learner can gain over the best static hospital, is not calibrated:
+the five real weeks lie between two waves. ``experts-covid`` therefore sweeps it (its dynamics
+sweep) and reports the result against the clean tracking advantage it produces.
+
+All random draws come from one standard-normal pool (see :func:`synthetic_covid`), so one
+compiled random kernel serves every state.
+
+Real extracts: :func:`shared_covid_dir` finds the project's shared data folder
+(``<repository>/../shared/data/covid``) and :func:`find_hhs_files` the HHS facility files in
+it; the full 148-week series is healthdata.gov ``anag-cw7u`` (download it as CSV and pass it to
+:func:`load_hhs_facility`).
 """
 
 from __future__ import annotations
@@ -55,9 +67,11 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime as _dt
+import functools
 import math
 import os
 import re
+import statistics
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -367,6 +381,48 @@ def format_report(data: CovidData) -> str:
     )
 
 
+def shared_covid_dir(option: str | os.PathLike = "") -> Path | None:
+    """The folder holding real HHS facility extracts, or None if there is none.
+
+    ``option`` if given (a folder), else the first existing of ``$LDPJAX_SHARED_DATA/covid``,
+    ``./../shared/data/covid`` (relative to the working directory) and
+    ``<repository>/../shared/data/covid`` (the layout of this project's checkout).
+    """
+    if option:
+        path = Path(option)
+        if path.is_dir() and (path / "covid").is_dir():
+            path = path / "covid"
+        return path if path.is_dir() else None
+    candidates = []
+    if os.environ.get("LDPJAX_SHARED_DATA"):
+        candidates.append(Path(os.environ["LDPJAX_SHARED_DATA"]) / "covid")
+    candidates += [
+        Path.cwd().parent / "shared" / "data" / "covid",
+        Path(__file__).resolve().parents[2].parent / "shared" / "data" / "covid",
+    ]
+    for path in candidates:
+        if path.is_dir():
+            return path
+    return None
+
+
+def find_hhs_files(folder: str | os.PathLike | None) -> list[Path]:
+    """CSV files in ``folder`` whose header has the columns :func:`load_hhs_facility` needs."""
+    if folder is None or not Path(folder).is_dir():
+        return []
+    required = {"hospital_pk", "collection_week", "state", COVID_COLUMN, CAPACITY_COLUMN}
+    found = []
+    for path in sorted(Path(folder).glob("*.csv")):
+        try:
+            with open(path, newline="", encoding="utf-8-sig") as handle:
+                header = {h.strip() for h in next(csv.reader(handle), [])}
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue
+        if required <= header:
+            found.append(path)
+    return found
+
+
 # --------------------------------------------------------------------------- synthetic
 def _wave_template(weeks: Array, centres: Array, widths: Array, heights: Array) -> Array:
     """BASELINE + sum_j heights_j exp(-(k - centres_j)^2 / (2 widths_j^2)); broadcasting.
@@ -401,7 +457,12 @@ def synthetic_covid(
       num_hospitals: override the state's hospital count (>= 2).
       wave_heterogeneity: sd of the log per-hospital, per-wave amplitudes b_ij (default 0.35),
         i.e. how much the ranking of hospitals changes from wave to wave. Only for sensitivity
-        analyses; the default is the documented stand-in.
+        analyses (``experts-covid``'s dynamics sweep); the default is the documented stand-in.
+
+    Randomness: every draw comes from one standard-normal pool ``normal(key, (P,))`` whose size
+    P is a power of two >= 2^16 (one compiled random kernel serves every state, which matters
+    for threefry's compile time on CPU); the "low-COVID" indicator is ``pool < Phi^-1(0.21)``,
+    a Bernoulli(0.21) draw.
     """
     state = _check_state(state)
     if state not in STATE_HOSPITALS:
@@ -410,22 +471,38 @@ def synthetic_covid(
     n = STATE_HOSPITALS[state] if num_hospitals is None else num_hospitals
     v.check_integer("num_hospitals", n, 2)
     v.check_range("wave_heterogeneity", wave_heterogeneity, 0.0, 5.0)
-    return _synthetic(key, jnp.float32(wave_heterogeneity), state, int(num_weeks), int(n))
+    num_weeks, n = int(num_weeks), int(n)
+    pool = _normal_pool(key, _pool_size(num_weeks, n))
+    return _synthetic(pool, jnp.float32(wave_heterogeneity), state, num_weeks, n)
 
 
-def _synthetic(key, wave_heterogeneity, state, num_weeks, n):
+def _pool_size(num_weeks: int, n: int) -> int:
+    needed = 2 * len(WAVES) + 3 * n + n * len(WAVES) + num_weeks * n
+    return max(1 << 16, 1 << (needed - 1).bit_length())
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _normal_pool(key, size):
+    return jax.random.normal(key, (size,), jnp.float32)
+
+
+def _synthetic(pool, wave_heterogeneity, state, num_weeks, n):
     waves = jnp.asarray(WAVES, jnp.float32)
     centres0, widths, heights0 = waves[:, 0], waves[:, 1], waves[:, 2]
-    k_shift, k_height, k_level, k_low, k_lag, k_amp, k_noise = jax.random.split(key, 7)
     num_waves = waves.shape[0]
-    centres = centres0 + STATE_SHIFT_SD * jax.random.normal(k_shift, (num_waves,))
-    heights = heights0 * jnp.exp(STATE_HEIGHT_LOG_SD * jax.random.normal(k_height, (num_waves,)))
+    sizes = (num_waves, num_waves, n, n, n, n * num_waves, num_weeks * n)
+    offsets = np.cumsum((0,) + sizes)
+    z_shift, z_height, z_level, z_low, z_lag, z_amp, z_noise = (
+        pool[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)
+    )
+    centres = centres0 + STATE_SHIFT_SD * z_shift
+    heights = heights0 * jnp.exp(STATE_HEIGHT_LOG_SD * z_height)
     sigma = HOSPITAL_LEVEL_LOG_SD
-    level = jnp.exp(-0.5 * sigma**2 + sigma * jax.random.normal(k_level, (n,)))
-    low = jax.random.bernoulli(k_low, LOW_COVID_FRACTION, (n,))
+    level = jnp.exp(-0.5 * sigma**2 + sigma * z_level)
+    low = z_low < _LOW_COVID_QUANTILE  # P(N(0,1) < Phi^-1(p)) = p
     level = level * jnp.where(low, LOW_COVID_FACTOR, 1.0)
-    lag = HOSPITAL_LAG_SD * jax.random.normal(k_lag, (n,))
-    amplitude = jnp.exp(wave_heterogeneity * jax.random.normal(k_amp, (n, num_waves)))
+    lag = HOSPITAL_LAG_SD * z_lag
+    amplitude = jnp.exp(wave_heterogeneity * z_amp.reshape(n, num_waves))
     weeks = jnp.arange(num_weeks, dtype=jnp.float32)[:, None, None]  # (T, 1, 1)
     shape = _wave_template(weeks, centres + lag[:, None], widths, heights * amplitude)  # (T, n)
     clean = level * shape
@@ -433,11 +510,12 @@ def _synthetic(key, wave_heterogeneity, state, num_weeks, n):
     calib_weeks = jnp.arange(*EXTRACT_WEEKS, dtype=jnp.float32)[:, None, None]
     calib = level * _wave_template(calib_weeks, centres + lag[:, None], widths, heights * amplitude)
     scale = EXTRACT_STATE_MEAN[state] / jnp.mean(calib)
-    noise = WEEKLY_LOG_NOISE_SD * jax.random.normal(k_noise, (num_weeks, n))
+    noise = WEEKLY_LOG_NOISE_SD * z_noise.reshape(num_weeks, n)
     return jnp.clip(scale * clean * jnp.exp(noise), 0.0, 1.0)
 
 
 _synthetic = jax.jit(_synthetic, static_argnums=(2, 3, 4))
+_LOW_COVID_QUANTILE = float(statistics.NormalDist().inv_cdf(LOW_COVID_FRACTION))
 
 
 def synthetic_covid_data(
@@ -475,8 +553,10 @@ __all__ = [
     "STATE_HOSPITALS",
     "SYNTHETIC_WEEKS",
     "WAVES",
+    "find_hhs_files",
     "format_report",
     "load_hhs_facility",
+    "shared_covid_dir",
     "synthetic_covid",
     "synthetic_covid_data",
 ]

@@ -76,6 +76,12 @@ def bernoulli_gains(
 
     Returns:
       (T, n) array of 0/1 gains (floating dtype).
+
+    Example:
+      >>> import jax
+      >>> g = bernoulli_gains(jax.random.key(0), 5, 3, 0.2)
+      >>> g.shape, bool(((g == 0) | (g == 1)).all())
+      ((5, 3), True)
     """
     _check_shape(num_rounds, num_experts)
     _check_means(base, gap)
@@ -95,6 +101,12 @@ def uniform_gains(
       num_rounds, num_experts: static shape (T, n).
       gap: mean advantage of the best expert, in [0, 1].
       best: index of the best expert (static).
+
+    Example:
+      >>> import jax
+      >>> g = uniform_gains(jax.random.key(0), 4, 3, 0.1)
+      >>> bool(((g >= 0) & (g <= 1)).all())
+      True
     """
     _check_shape(num_rounds, num_experts)
     v.check_range("gap", gap, 0.0, 1.0)
@@ -115,6 +127,12 @@ def equal_gains(key: PRNGKey, num_rounds: int, num_experts: int, base: ArrayLike
       key: PRNG key.
       num_rounds, num_experts: static shape (T, n).
       base: probability that a round's common gain is 1, in [0, 1].
+
+    Example:
+      >>> import jax
+      >>> g = equal_gains(jax.random.key(0), 4, 3)
+      >>> bool((g == g[:, :1]).all())  # all experts tied in every round
+      True
     """
     _check_shape(num_rounds, num_experts)
     v.check_range("base", base, 0.0, 1.0)
@@ -131,6 +149,11 @@ def switching_best(
     Round 0's best expert is uniform; at every later round, with probability ``switch_prob``,
     it jumps to an expert drawn uniformly among the n - 1 others. ``key`` is the *schedule*
     key: ``switching_gains(key, ...)`` uses ``jax.random.split(key)[0]`` for it.
+
+    Example:
+      >>> import jax
+      >>> switching_best(jax.random.key(0), 6, 3, 0.5).shape
+      (6,)
     """
     _check_shape(num_rounds, num_experts)
     v.check_range("switch_prob", switch_prob, 0.0, 1.0)
@@ -165,6 +188,11 @@ def switching_gains(
       gap: advantage of the current best expert, in [0, 1] with base + gap <= 1.
       switch_prob: per-round probability that the best expert changes, in [0, 1].
       base: mean of the other experts, in [0, 1].
+
+    Example:
+      >>> import jax
+      >>> switching_gains(jax.random.key(0), 6, 3, 0.2, 0.1).shape
+      (6, 3)
     """
     _check_shape(num_rounds, num_experts)
     _check_means(base, gap)

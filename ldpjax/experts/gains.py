@@ -20,6 +20,10 @@ def validate_gains(gains: ArrayLike, name: str = "gains") -> Array:
     n >= 2 experts and every entry is a finite number in [0, 1]. Gains outside [0, 1] would
     void the sqrt(n) sensitivity bound and hence the mu-GLDP guarantee. Traced arrays (inside
     ``jit``) are returned unchecked.
+
+    Example:
+      >>> validate_gains([[0.0, 1.0], [0.5, 0.5]]).shape
+      (2, 2)
     """
     if v.is_concrete(gains):
         arr = np.asarray(gains)

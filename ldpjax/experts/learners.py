@@ -106,6 +106,10 @@ def argmax_action(scores: ArrayLike) -> Array:
     """Uniform distribution over the maximisers of ``scores`` (last axis): the argmax action.
 
     A one-hot vector whenever the maximum is unique (almost surely for noisy scores).
+
+    Example:
+      >>> argmax_action(jnp.array([0.1, 0.7, 0.2])).tolist()
+      [0.0, 1.0, 0.0]
     """
     scores = jnp.asarray(scores)
     is_max = scores >= jnp.max(scores, axis=-1, keepdims=True)
@@ -114,7 +118,12 @@ def argmax_action(scores: ArrayLike) -> Array:
 
 
 def family_size(hyper: PyTree) -> int:
-    """Number of learners in a family (the common leading axis of the hyper leaves)."""
+    """Number of learners in a family (the common leading axis of the hyper leaves).
+
+    Example:
+      >>> family_size(ridge_family(windows=(4, 8), strengths=('weak',)).hyper)
+      2
+    """
     leaves = jax.tree_util.tree_leaves(hyper)
     if not leaves:
         raise ValueError("a learner family needs hyperparameters with a leading axis")
@@ -125,7 +134,14 @@ def family_size(hyper: PyTree) -> int:
 
 
 def family_init(learner: Learner, hyper: PyTree, num_experts: int, noise_sd: ArrayLike):
-    """``learner.init`` over the family axis (``vmap`` unless family-batched): (states, (k, n))."""
+    """``learner.init`` over the family axis (``vmap`` unless family-batched): (states, (k, n)).
+
+    Example:
+      >>> fam = static_family(3)
+      >>> _, actions = family_init(fam.learner, fam.hyper, 3, 0.0)
+      >>> actions.shape
+      (3, 3)
+    """
     noise_sd = jnp.asarray(noise_sd)
     if learner.family_batched:
         return learner.init(hyper, num_experts, noise_sd)
@@ -136,7 +152,15 @@ def family_step(
     learner: Learner, hyper: PyTree, states: PyTree, noisy_gain: ArrayLike, noise_sd: ArrayLike
 ):
     """``learner.step`` over the family axis (``vmap`` unless family-batched); every learner
-    reads the same g~."""
+    reads the same g~.
+
+    Example:
+      >>> fam = static_family(2)
+      >>> states, _ = family_init(fam.learner, fam.hyper, 2, 0.0)
+      >>> _, actions = family_step(fam.learner, fam.hyper, states, jnp.array([0.3, 0.9]), 0.0)
+      >>> actions.tolist()  # static experts ignore the data
+      [[1.0, 0.0], [0.0, 1.0]]
+    """
     noisy_gain = jnp.asarray(noisy_gain)
     noise_sd = jnp.asarray(noise_sd)
     if learner.family_batched:
@@ -145,7 +169,14 @@ def family_step(
 
 
 def sets_init(learners: Sequence[Learner], hypers: Sequence[PyTree], num_experts, noise_sd):
-    """Initialise several families; returns (tuple of states, stacked actions (m, n))."""
+    """Initialise several families; returns (tuple of states, stacked actions (m, n)).
+
+    Example:
+      >>> ls = learner_set(static_family(2), leader_family())
+      >>> _, actions = sets_init(ls.learners, ls.hypers, 2, 1.0)
+      >>> actions.shape
+      (3, 2)
+    """
     states, actions = [], []
     for learner, hyper in zip(learners, hypers, strict=True):
         s, a = family_init(learner, hyper, num_experts, noise_sd)
@@ -155,7 +186,15 @@ def sets_init(learners: Sequence[Learner], hypers: Sequence[PyTree], num_experts
 
 
 def sets_step(learners, hypers, states, noisy_gain, noise_sd):
-    """Advance several families on the same noisy gain; returns (states, actions (m, n))."""
+    """Advance several families on the same noisy gain; returns (states, actions (m, n)).
+
+    Example:
+      >>> ls = learner_set(leader_family())
+      >>> states, _ = sets_init(ls.learners, ls.hypers, 2, 1.0)
+      >>> _, actions = sets_step(ls.learners, ls.hypers, states, jnp.array([0.1, 0.8]), 1.0)
+      >>> actions.tolist()
+      [[0.0, 1.0]]
+    """
     new_states, actions = [], []
     for learner, hyper, state in zip(learners, hypers, states, strict=True):
         s, a = family_step(learner, hyper, state, noisy_gain, noise_sd)
@@ -181,6 +220,10 @@ def ridge_penalty(prior_sd: ArrayLike, noise_sd: ArrayLike) -> Array:
     Args:
       prior_sd: tau > 0 (gain units).
       noise_sd: the release's noise scale eta >= 0.
+
+    Example:
+      >>> float(ridge_penalty(1.0, 0.0))  # (0 + 1/4) / 1
+      0.25
     """
     v.check_range("prior_sd", prior_sd, 0.0, np.inf, low_open=True, high_open=True)
     v.check_range("noise_sd", noise_sd, 0.0, np.inf, high_open=True)
@@ -200,6 +243,10 @@ def ridge_weights(
     With k = 0 every weight is 0; lags beyond ``max_window`` get no weight (callers keep
     ``min(count, window) <= max_window``). ``window`` >= 1, ``count`` >= 0 and ``penalty`` >= 0
     (checked on concrete values).
+
+    Example:
+      >>> ridge_weights(3, 2, 0.0, 4).shape
+      (4,)
     """
     v.check_integer("max_window", max_window, 1)
     v.check_range("window", window, 1.0, np.inf, high_open=True)
@@ -260,6 +307,13 @@ def ridge_predictions(hyper: RidgeHyper, history: ArrayLike, noise_sd: ArrayLike
     """Predictions for the round after ``history`` (rows = rounds, oldest first) per expert.
 
     A direct (non-recursive) evaluation of the ridge predictor, for inspection and tests.
+
+    Example:
+      >>> import jax
+      >>> hyper = ridge_family(windows=(4,), strengths=('weak',), max_window=4).hyper
+      >>> one = jax.tree_util.tree_map(lambda x: x[0], hyper)
+      >>> ridge_predictions(one, jnp.ones((4, 2)), 0.0).shape
+      (2,)
     """
     history = jnp.asarray(history)
     count = history.shape[0]
@@ -276,7 +330,12 @@ def ridge_family(
     strengths: Sequence[str] = tuple(REGULARISATION_LEVELS),
     max_window: int | None = None,
 ) -> LearnerFamily:
-    """The grid windows x regularisation strengths as one family (windows vary slowest)."""
+    """The grid windows x regularisation strengths as one family (windows vary slowest).
+
+    Example:
+      >>> learner_set(ridge_family()).size
+      12
+    """
     windows = tuple(int(w) for w in windows)
     for w in windows:
         v.check_integer("windows", w, 1)
@@ -320,7 +379,12 @@ def follow_the_noisy_leader() -> Learner:
 
 
 def leader_family() -> LearnerFamily:
-    """RW-FTPL as a one-learner family."""
+    """RW-FTPL as a one-learner family.
+
+    Example:
+      >>> learner_set(leader_family()).size
+      1
+    """
     return LearnerFamily(follow_the_noisy_leader(), LeaderHyper(jnp.ones((1,))), ("rw-ftpl",))
 
 
@@ -344,7 +408,12 @@ def static_expert() -> Learner:
 
 
 def static_family(num_experts: int) -> LearnerFamily:
-    """The n static one-hot experts as one family."""
+    """The n static one-hot experts as one family.
+
+    Example:
+      >>> learner_set(static_family(3)).size
+      3
+    """
     v.check_integer("num_experts", num_experts, 2)
     return LearnerFamily(
         static_expert(),
@@ -368,7 +437,12 @@ class LearnerSet(NamedTuple):
 
 
 def learner_set(*families: LearnerFamily) -> LearnerSet:
-    """Stack families into one set (learner order = family order, then family order)."""
+    """Stack families into one set (learner order = family order, then family order).
+
+    Example:
+      >>> learner_set(static_family(3), leader_family()).size
+      4
+    """
     if not families:
         raise ValueError("learner_set needs at least one family")
     for fam in families:
@@ -385,7 +459,12 @@ def learner_set(*families: LearnerFamily) -> LearnerSet:
 
 
 def paper_learners(max_window: int = 64) -> LearnerSet:
-    """The paper's 13 learners: ridge w in {8, 16, 32, 64} x {weak, medium, strong} + RW-FTPL."""
+    """The paper's 13 learners: ridge w in {8, 16, 32, 64} x {weak, medium, strong} + RW-FTPL.
+
+    Example:
+      >>> paper_learners().size
+      13
+    """
     return learner_set(ridge_family(max_window=max_window), leader_family())
 
 
@@ -417,6 +496,11 @@ def evaluate_learners(
 
     ``gains`` is validated (T x n in [0, 1]). The learners' inputs after round t are
     ``observed[t]``; the gain learner j earns in round t is <x_{t,j}, gains[t]>.
+
+    Example:
+      >>> ls = learner_set(static_family(2))
+      >>> evaluate_learners(ls, jnp.array([[1.0, 0.0], [0.5, 0.5]])).tolist()
+      [[1.0, 0.0], [0.5, 0.5]]
     """
     from ldpjax.experts.gains import validate_gains
 

@@ -49,6 +49,10 @@ def regret_bound_meta(
 
     Returns:
       The bound, broadcast over the inputs.
+
+    Example:
+      >>> bool(regret_bound_meta(1.0, 100, 13, 24, 0.5) > 0)
+      True
     """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("num_rounds", num_rounds, 1.0, jnp.inf, high_open=True)

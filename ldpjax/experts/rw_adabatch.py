@@ -14,11 +14,30 @@ of a batch:
 Regret (Corollary 2): E[regret] <= (1 + alpha/2)(eta + 2/eta) sqrt(2 T log n)
 (:func:`ldpjax.experts.regret_bound_adabatch`). The paper uses alpha = 0.01.
 
-Privacy. Every release is the RW-FTPL release, so the run is mu-GLDP (post-processing). In
-addition, the actions depend on a batch's releases only through their sum, whose noise is
-N(0, B eta^2 I) while one gain vector still moves it by at most sqrt(n): ex post, a point in
-a batch of B rounds is (mu / sqrt B)-GDP in the central model
-(:func:`ldpjax.experts.ex_post_mu`); ex ante, see :mod:`ldpjax.experts.amplification`.
+Privacy. Every release is the RW-FTPL release (:func:`ldpjax.experts.privatize_gains`, i.e.
+:func:`ldpjax.mechanisms.gaussian_mechanism` with ``domain=(0, 1)``, sensitivity
+``params.sensitivity``, default sqrt(n)), so the run is mu-GLDP (post-processing): the per-record
+claim (:attr:`Algorithm.privacy_event`, a record = one round's gain vector) is
+``GaussianEvent(mu)``. In addition, the actions depend on a batch's releases only through
+their sum, whose noise is N(0, B eta^2 I) while one gain vector still moves it by at most
+sqrt(n): ex post, a point in a batch of B rounds is (mu / sqrt B)-GDP in the central model
+(:func:`ldpjax.experts.ex_post_mu`); ex ante it is the revealed mixture over the batch-size law,
+a :class:`~ldpjax.mechanisms.GaussianMixtureEvent` (:func:`ldpjax.experts.amplified_event`,
+analytic worst case of :mod:`ldpjax.experts.amplification`). That amplified claim holds where
+only the batch sums are observed (e.g. the fast path below); the per-round releases of the
+sampling path are each mu-GDP. Real data: ``AdaBatchConfig(n, granularity=2**-k)`` releases
+every round on the float-safe granular path (per round; the fast path is for simulation).
+
+Fast path (``AdaBatchConfig.fast``, default True; issue 10). The individual releases of a batch
+are never observed by the player, only their sum at the batch's last round, and the sum of B
+iid N(0, eta^2 I) vectors is sqrt(B) eta N(0, I). The fast path therefore buffers the batch's
+*clean* gains and releases their mean once, at the batch's last round, through the same
+mechanism with sensitivity Delta / sqrt(B) (noise sd eta / sqrt B on the mean, i.e. sqrt(B) eta
+on the sum): equal in law to the sampling path (tested by a two-sample test), one n-vector
+draw per batch instead of per round (the draw sits in a ``lax.cond``: under ``vmap`` a batched
+predicate turns it into a ``select``, so the saving is realised for unbatched runs). Out-of-range
+gains are turned into NaN before buffering, so a traced bad gain still gives a NaN release.
+``fast=False`` (or a ``granularity``) keeps one release per round.
 
 Outputs per round: ``action``, ``gain`` (true gain earned), ``batch_size`` and
 ``batch_start``. ``batch_size`` is the length of the batch that contains this round, i.e.
@@ -31,8 +50,9 @@ Monte Carlo amplification estimate.
 
 Structure (what makes "reads only noisy gains" checkable): :func:`plan_batch` (leader and
 length) is a function of the noisy cumulative vector and the round index only; the update
-:func:`absorb` reads the state and the round's release; the true gains are read once by the
-release and once more, after the decision, to report the earned gain.
+:func:`absorb` (sampling path) reads the state and the round's release, :func:`absorb_batch`
+(fast path) the state and the batch's release; the true gains are read by the release (on the
+fast path: buffered for it) and once more, after the decision, to report the earned gain.
 
 ``config.max_batch`` caps B (``max_batch=1`` turns RW-AdaBatch into RW-FTPL: with the same key
 it reproduces RW-FTPL's actions exactly, since both draw z_0 from the init key and z_t from
@@ -46,13 +66,16 @@ import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
 from ldpjax.engine import Algorithm
+from ldpjax.experts import privacy
 from ldpjax.experts.bounds import MAX_DELAY, _compute_delay
-from ldpjax.experts.privacy import noise_scale, privatize_gains
-from ldpjax.experts.rw_ftpl import leader
+from ldpjax.experts.privacy import privatize_gains
+from ldpjax.experts.rw_ftpl import leader, perturbed_release
+from ldpjax.mechanisms import _domain as dom
 from ldpjax.types import Array, ArrayLike
 
 Release = Callable[..., Array]
@@ -65,20 +88,32 @@ class AdaBatchConfig:
 
     Attributes:
       num_experts: n >= 2.
-      sensitivity: l2 sensitivity of one gain vector; None means sqrt(n).
       max_batch: optional cap on the batch length (an integer >= 1; None: 2^30).
+      granularity: keyword-only; None (float releases, simulation) or a power of two
+        (float-safe granular release of every round: real data).
+      fast: keyword-only; release each batch's sum once (equal in law, see the module
+        docstring). Ignored (per-round releases) when ``granularity`` is set.
+
+    Example:
+      >>> AdaBatchConfig(4, max_batch=8).uses_fast_path
+      True
     """
 
     num_experts: int
-    sensitivity: float | None = None
     max_batch: int | None = None
+    granularity: float | None = dataclasses.field(default=None, kw_only=True)
+    fast: bool = dataclasses.field(default=True, kw_only=True)
 
     def __post_init__(self):
         v.check_integer("num_experts", self.num_experts, 2)
-        v.check_range(
-            "sensitivity", self.sensitivity, 0.0, float("inf"), low_open=True, high_open=True
-        )
         v.check_integer("max_batch", self.max_batch, 1, MAX_DELAY)
+        dom.check_power_of_two("granularity", self.granularity)
+        if not isinstance(self.fast, bool):
+            raise TypeError(f"fast must be a bool, got {self.fast!r}")
+
+    @property
+    def uses_fast_path(self) -> bool:
+        return self.fast and self.granularity is None
 
 
 class AdaBatchParams(NamedTuple):
@@ -86,15 +121,16 @@ class AdaBatchParams(NamedTuple):
 
     mu: Array  # per-round GDP parameter, in (0, inf]
     alpha: Array  # ComputeDelay's knob, in (0, inf)
+    sensitivity: Array | None = None  # l2 sensitivity of a gain vector; None: sqrt(n)
 
 
 class AdaBatchState(NamedTuple):
-    """Only noisy data and counters."""
+    """What the next round needs: noisy totals, the open batch and counters."""
 
     noisy_total: Array  # G~ up to the last closed batch, (n,)
-    buffer: Array  # sum of the open batch's releases, (n,)
+    buffer: Array  # open batch: sum of its releases (sampling path) / of its gains (fast path)
     action: Array  # int32, leader played during the open batch
-    batch_size: Array  # int32, planned length of the open batch
+    batch_size: Array  # int32, planned length of the open batch (emitted every round)
     remaining: Array  # int32, rounds left in the open batch (0: a new batch starts)
     round: Array  # int32, 1-based index of the next round
 
@@ -108,13 +144,22 @@ class AdaBatchOutputs(NamedTuple):
     batch_start: Array  # bool, a batch started this round
 
 
-def adabatch_params(mu: ArrayLike, alpha: ArrayLike = DEFAULT_ALPHA) -> AdaBatchParams:
-    """Validated parameters: mu in (0, inf], alpha in (0, inf) (broadcast to one shape)."""
+def adabatch_params(
+    mu: ArrayLike, alpha: ArrayLike = DEFAULT_ALPHA, sensitivity: ArrayLike | None = None
+) -> AdaBatchParams:
+    """Validated parameters: mu in (0, inf], alpha in (0, inf), sensitivity in (0, inf) or None
+    (sqrt(n)); broadcast to one shape.
+
+    Example:
+      >>> adabatch_params([0.5, 1.0], 0.01).alpha.shape
+      (2,)
+    """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("alpha", alpha, 0.0, jnp.inf, low_open=True, high_open=True)
-    dtype = jnp.result_type(float)
-    mu, alpha = jnp.broadcast_arrays(jnp.asarray(mu, dtype), jnp.asarray(alpha, dtype))
-    return AdaBatchParams(mu, alpha)
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
+    if sensitivity is None:
+        return AdaBatchParams(*privacy.broadcast_leaves(mu=mu, alpha=alpha))
+    return AdaBatchParams(*privacy.broadcast_leaves(mu=mu, alpha=alpha, sensitivity=sensitivity))
 
 
 def plan_batch(
@@ -129,6 +174,11 @@ def plan_batch(
 
     Returns:
       (leader int32, batch length int32 in [1, max_batch]).
+
+    Example:
+      >>> a, b = plan_batch(jnp.array([5.0, 0.0, 0.0]), 10, 1.0, 0.01)
+      >>> int(a), bool(b >= 1)
+      (0, True)
     """
     n = noisy_total.shape[-1]
     action = leader(noisy_total)
@@ -151,7 +201,13 @@ def plan_batch(
 
 
 def absorb(state: AdaBatchState, noisy_gains: Array) -> AdaBatchState:
-    """Buffer the round's release; at the batch's last round add the buffer to G~."""
+    """Sampling path: buffer the round's release; at the batch's last round add the buffer to G~.
+
+    Example:
+      >>> s = AdaBatchState(jnp.zeros(2), jnp.zeros(2), 0, 1, jnp.asarray(1), 1)
+      >>> absorb(s, jnp.array([1.0, 2.0])).noisy_total.tolist()  # a one-round batch closes
+      [1.0, 2.0]
+    """
     buffer = state.buffer + noisy_gains
     remaining = state.remaining - 1
     closing = remaining == 0
@@ -162,17 +218,107 @@ def absorb(state: AdaBatchState, noisy_gains: Array) -> AdaBatchState:
     )
 
 
+def absorb_batch(state: AdaBatchState, batch_release: Array, closing: Array) -> AdaBatchState:
+    """Fast path: at the batch's last round add the batch's one release to G~ (noisy data only).
+
+    Example:
+      >>> s = AdaBatchState(jnp.zeros(2), jnp.ones(2), 0, 2, jnp.asarray(1), 2)
+      >>> absorb_batch(s, jnp.array([3.0, 1.0]), jnp.asarray(True)).noisy_total.tolist()
+      [3.0, 1.0]
+    """
+    noisy_total = jnp.where(closing, state.noisy_total + batch_release, state.noisy_total)
+    buffer = jnp.where(closing, jnp.zeros_like(state.buffer), state.buffer)
+    return state._replace(
+        noisy_total=noisy_total,
+        buffer=buffer,
+        remaining=state.remaining - 1,
+        round=state.round + 1,
+    )
+
+
+def release_batch(
+    release: Release, key, gain_sum: Array, batch_size: Array, params, num_experts: int
+) -> Array:
+    """The release of a batch's sum: equal in law to the sum of its B per-round releases.
+
+    ``B * release(key, gain_sum / B, mu, sensitivity / sqrt(B))``: the mean of the batch's
+    gains is in [0, 1]^n (the mechanism's domain), its noise sd is (Delta / sqrt B) / mu, so the
+    sum gets sqrt(B) Delta / mu = sqrt(B) eta, plus RW-FTPL's walk sqrt(B) sqrt(2) N(0, I) at
+    an explicit mu = inf (algorithmic randomness, same key, see
+    :func:`~ldpjax.experts.rw_ftpl.perturbed_release`). One n-vector draw.
+
+    Example:
+      >>> import jax
+      >>> out = release_batch(privatize_gains, jax.random.key(0), jnp.array([2.0, 1.0]), 4,
+      ...                     adabatch_params(1.0), 2)
+      >>> out.shape
+      (2,)
+    """
+    dtype = gain_sum.dtype
+    size = jnp.asarray(batch_size, dtype)
+    root = jnp.sqrt(size)
+    sens = privacy.resolve_sensitivity(params.sensitivity, num_experts, dtype)
+    mean = gain_sum / size
+    noisy_mean = release(key, mean, params.mu, sens / root, granularity=None)
+    # Algorithmic randomness, not privacy noise: the B-round sum of RW-FTPL's walk at mu = inf.
+    walk = privacy.walk_scale(params.mu, dtype) * jax.random.normal(key, mean.shape, dtype)
+    return noisy_mean * size + root * walk
+
+
+def increment_scale(params, num_experts: int, granularity: float | None = None) -> Array:
+    """sd of one round's increment of G~: the release's sd, or sqrt 2 at an explicit mu = inf.
+
+    Example:
+      >>> float(increment_scale(adabatch_params(2.0), 4))
+      1.0
+    """
+    dtype = jnp.result_type(params.mu, float)
+    sens = privacy.resolve_sensitivity(params.sensitivity, num_experts, dtype)
+    sd = privacy.release_sd(params.mu, sens, num_experts, granularity)
+    return jnp.where(jnp.asarray(params.mu) == jnp.inf, privacy.NONPRIVATE_ETA, sd).astype(dtype)
+
+
+def _validate(config: AdaBatchConfig):
+    def validate(params: AdaBatchParams, inputs) -> None:
+        """mu in (0, inf], alpha in (0, inf), sensitivity in (0, inf), gains (T, n) in [0, 1]."""
+        privacy.check_budget_params(params, config.num_experts)
+        v.check_range("alpha", params.alpha, 0.0, jnp.inf, low_open=True, high_open=True)
+        privacy.check_gain_inputs(inputs, config.num_experts)
+
+    return validate
+
+
+def _event(config: AdaBatchConfig):
+    def privacy_event(params: AdaBatchParams):
+        """Per record (one round's gain vector): that round's release (mu-GDP)."""
+        sens = privacy.resolve_sensitivity(params.sensitivity, config.num_experts)
+        return privacy.gain_event(params.mu, sens, config.num_experts, config.granularity)
+
+    return privacy_event
+
+
 def rw_adabatch(config: AdaBatchConfig, release: Release = privatize_gains) -> Algorithm:
     """RW-AdaBatch as an engine algorithm (cached per config).
 
     Args:
       config: static :class:`AdaBatchConfig`.
-      release: the local randomizer ``(key, gains, eta) -> noisy gains`` (keep the default
-        :func:`ldpjax.experts.privatize_gains`; tests swap it to hold the noisy data fixed).
+      release: the local randomizer ``(key, gains, mu, sensitivity, *, granularity) -> noisy
+        gains`` (keep the default :func:`ldpjax.experts.privatize_gains`; tests swap it to
+        hold the noisy data fixed).
 
     Returns:
-      ``Algorithm(init, step)``; ``step(params, state, gains_t, key)`` returns
-      ``(AdaBatchState, AdaBatchOutputs)``.
+      ``Algorithm(init, step, validate, privacy_event)``; ``step(params, state, gains_t, key)``
+      returns ``(AdaBatchState, AdaBatchOutputs)``.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> from ldpjax.engine import rollout, record
+      >>> algo = rw_adabatch(AdaBatchConfig(3))
+      >>> gains = jnp.tile(jnp.array([1.0, 0.0, 0.0]), (60, 1))
+      >>> _, sizes = rollout(algo, adabatch_params(2.0, 0.5), jax.random.key(0), inputs=gains,
+      ...                    record=record.every_step(lambda out: out.batch_size))
+      >>> sizes.shape, bool(sizes.min() >= 1)
+      ((60,), True)
     """
     return _build(config, release)
 
@@ -180,17 +326,14 @@ def rw_adabatch(config: AdaBatchConfig, release: Release = privatize_gains) -> A
 @functools.cache
 def _build(config: AdaBatchConfig, release: Release) -> Algorithm:
     """The cached builder (positional arguments, so every call style hits the same entry)."""
-    n = config.num_experts
-
-    def eta_of(params):
-        return noise_scale(params.mu, n, config.sensitivity)
+    n, g, fast = config.num_experts, config.granularity, config.uses_fast_path
 
     def init(params: AdaBatchParams, key) -> AdaBatchState:
-        eta = eta_of(params)
-        zero = jnp.zeros((n,), eta.dtype)
+        dtype = jnp.result_type(params.mu, float)
+        zero = jnp.zeros((n,), dtype)
         count = jnp.zeros((), jnp.int32)
         return AdaBatchState(
-            noisy_total=release(key, zero, eta),  # g~_0 = 0 + z_0, as in RW-FTPL
+            noisy_total=perturbed_release(release, key, zero, params, n, g),  # g~_0 = z_0
             buffer=zero,
             action=count,
             batch_size=count,
@@ -199,7 +342,7 @@ def _build(config: AdaBatchConfig, release: Release) -> Algorithm:
         )
 
     def step(params: AdaBatchParams, state: AdaBatchState, gains, key):
-        eta = eta_of(params)
+        eta = increment_scale(params, n, g)
         starting = state.remaining == 0
         planned_action, planned_size = plan_batch(
             state.noisy_total, state.round, eta, params.alpha, config.max_batch
@@ -209,14 +352,27 @@ def _build(config: AdaBatchConfig, release: Release) -> Algorithm:
         state = state._replace(
             action=action, batch_size=size, remaining=jnp.where(starting, size, state.remaining)
         )
-        gains = jnp.asarray(gains, eta.dtype)
-        noisy_gains = release(key, gains, eta)  # the round's only access to the data
-        state = absorb(state, noisy_gains)
+        gains = jnp.asarray(gains, state.noisy_total.dtype)
+        if fast:
+            # Fail closed on traced gains outside [0, 1]: NaN poisons the batch's release.
+            in_domain = dom.in_box(gains, *privacy.GAIN_DOMAIN)
+            buffer = state.buffer + jnp.where(in_domain, gains, jnp.nan)
+            state = state._replace(buffer=buffer)
+            closing = state.remaining == 1
+            batch_release = jax.lax.cond(
+                closing,
+                lambda: release_batch(release, key, buffer, size, params, n),
+                lambda: jnp.zeros_like(buffer),
+            )
+            state = absorb_batch(state, batch_release, closing)
+        else:
+            noisy_gains = perturbed_release(release, key, gains, params, n, g)  # data access
+            state = absorb(state, noisy_gains)
         return state, AdaBatchOutputs(
             action=action, gain=gains[action], batch_size=size, batch_start=starting
         )
 
-    return Algorithm(init, step)
+    return Algorithm(init, step, _validate(config), _event(config))
 
 
 __all__ = [
@@ -226,7 +382,10 @@ __all__ = [
     "AdaBatchParams",
     "AdaBatchState",
     "absorb",
+    "absorb_batch",
     "adabatch_params",
+    "increment_scale",
     "plan_batch",
+    "release_batch",
     "rw_adabatch",
 ]

@@ -9,16 +9,29 @@ cumulative gains,
 so G~_{t-1} holds t noise vectors. Regret (paper 000, Sec. 3): E[regret] <= (eta + 2/eta)
 sqrt(2 T log n) (:func:`ldpjax.experts.regret_bound_ftpl`).
 
-Privacy. The l2 sensitivity of g_t in [0, 1]^n is sqrt(n), so each release is mu-GDP with
-eta = sqrt(n) / mu (``config.sensitivity`` overrides sqrt(n)); mu = inf means no privacy
-requirement and uses eta = sqrt 2 (:func:`ldpjax.experts.noise_scale`). Everything else is
-post-processing of the releases, so the run is mu-GLDP. This is structural here:
+Privacy. Every release goes through :func:`ldpjax.experts.privatize_gains`, i.e.
+:func:`ldpjax.mechanisms.gaussian_mechanism` with ``domain=(0, 1)`` and l2 sensitivity
+``params.sensitivity`` (a params leaf; ``None`` means sqrt(n), gains in [0, 1]^n), so each
+release is mu-GDP with eta = sensitivity / mu. Everything else is post-processing. Per-record
+claim (:attr:`Algorithm.privacy_event`): ``GaussianEvent(mu)``, a record being one round's gain
+vector of the data holder (the data holder's whole sequence of T rounds is sqrt(T) mu-GDP:
+``ComposedEvent`` of T of them). Which release for real data: ``FTPLConfig(n,
+granularity=2**-k)`` passes ``granularity`` to the mechanism (float-safe, exact discrete
+Gaussian on 2^-k Z; its claim is the mechanism's ``DiscreteGaussianEvent``); the default float
+path is for simulation only.
 
-* the step computes the round's release ``noisy_gains = release(key, gains, eta)`` exactly
-  once (``release`` is :func:`ldpjax.experts.privatize_gains`);
+mu = inf (written explicitly) means no privacy requirement: the release is the clean gain
+vector, and RW-FTPL adds its own random walk of scale sqrt 2 (the utility-optimal eta of the
+bound). That walk is the algorithm's perturbation, not privacy noise; it is drawn from the
+release key (where it is non-zero the privacy noise is exactly zero, so the two never add) and
+only an explicit +inf turns it on: a NaN, negative or -inf mu makes the release NaN.
+
+Structure (what makes "reads only noisy gains" checkable):
+
+* the step computes the round's release exactly once;
 * the action is :func:`leader` of the state, whose only content is the noisy cumulative
   vector G~_{t-1} (computed before the round's data is touched);
-* the state update :func:`accumulate` takes the state and ``noisy_gains`` only;
+* the state update :func:`accumulate` takes the state and the noisy gains only;
 * the true gains are read once more, after the decision, to report the gain the player
   earned (an output for the experimenter, never fed back into the state).
 
@@ -26,8 +39,9 @@ Keys: ``init`` draws z_0 from its key; step t draws z_t from its key (the engine
 ``fold_in(run_key, t)``). RW-AdaBatch (:mod:`ldpjax.experts.rw_adabatch`) uses the very same
 keys, so with batches of length 1 it reproduces these actions exactly.
 
-Shapes: n is static (``FTPLConfig``); mu is an array leaf of :class:`FTPLParams`, so a sweep
-over mu is a ``vmap`` (``product_grid(ftpl_params(1.0), mu=[...])``) and compiles once.
+Shapes: n is static (``FTPLConfig``); mu and sensitivity are array leaves of
+:class:`FTPLParams`, so a sweep over them is a ``vmap`` (``product_grid(ftpl_params(1.0),
+mu=[...])``) and compiles once.
 """
 
 from __future__ import annotations
@@ -37,13 +51,18 @@ import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
 from ldpjax.engine import Algorithm
-from ldpjax.experts.privacy import noise_scale, privatize_gains
+from ldpjax.experts import privacy
+from ldpjax.experts.privacy import privatize_gains
+from ldpjax.mechanisms import _domain as dom
 from ldpjax.types import Array, ArrayLike
 
+#: ``release(key, gains, mu, sensitivity, *, granularity) -> noisy gains`` (default
+#: :func:`ldpjax.experts.privatize_gains`).
 Release = Callable[..., Array]
 
 
@@ -53,23 +72,27 @@ class FTPLConfig:
 
     Attributes:
       num_experts: n >= 2 (the width of a gain vector).
-      sensitivity: l2 sensitivity of one gain vector; None means sqrt(n) (gains in [0, 1]^n).
+      granularity: keyword-only; None (float release, simulation) or a power of two such as
+        2**-10 (float-safe granular release: use it for real data).
+
+    Example:
+      >>> FTPLConfig(4, granularity=2**-10).granularity
+      0.0009765625
     """
 
     num_experts: int
-    sensitivity: float | None = None
+    granularity: float | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self):
         v.check_integer("num_experts", self.num_experts, 2)
-        v.check_range(
-            "sensitivity", self.sensitivity, 0.0, float("inf"), low_open=True, high_open=True
-        )
+        dom.check_power_of_two("granularity", self.granularity)
 
 
 class FTPLParams(NamedTuple):
     """Numeric parameters (array leaves: vmap/grad reach them)."""
 
     mu: Array  # per-round GDP parameter, in (0, inf]
+    sensitivity: Array | None = None  # l2 sensitivity of a gain vector; None: sqrt(n)
 
 
 class FTPLState(NamedTuple):
@@ -85,25 +108,86 @@ class FTPLOutputs(NamedTuple):
     gain: Array  # the true gain earned, g_t[action]
 
 
-def ftpl_params(mu: ArrayLike) -> FTPLParams:
-    """Validated parameters: mu in (0, inf] (any shape; float)."""
+def ftpl_params(mu: ArrayLike, sensitivity: ArrayLike | None = None) -> FTPLParams:
+    """Validated parameters: mu in (0, inf]; sensitivity in (0, inf) or None (sqrt(n)).
+
+    Example:
+      >>> ftpl_params(1.0).mu, ftpl_params([0.5, 2.0], sensitivity=1.0).sensitivity.shape
+      (Array(1., dtype=float32), (2,))
+    """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
-    return FTPLParams(jnp.asarray(mu, jnp.result_type(float)))
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
+    dtype = jnp.result_type(float)
+    mu = jnp.asarray(mu, dtype)
+    if sensitivity is None:
+        return FTPLParams(mu)
+    mu, sens = privacy.broadcast_leaves(dtype, mu=mu, sensitivity=sensitivity)
+    return FTPLParams(mu, sens)
 
 
 def leader(noisy_total: Array) -> Array:
-    """The decision: argmax of the noisy cumulative gains (ties: lowest index), int32."""
+    """The decision: argmax of the noisy cumulative gains (ties: lowest index), int32.
+
+    Example:
+      >>> int(leader(jnp.array([0.1, 2.0, -1.0])))
+      1
+    """
     return jnp.argmax(noisy_total, axis=-1).astype(jnp.int32)
 
 
 def accumulate(state: FTPLState, noisy_gains: Array) -> FTPLState:
-    """The update: G~_t = G~_{t-1} + g~_t (reads only the noisy release)."""
+    """The update: G~_t = G~_{t-1} + g~_t (reads only the noisy release).
+
+    Example:
+      >>> accumulate(FTPLState(jnp.zeros(2)), jnp.array([0.5, -1.0])).noisy_total
+      Array([ 0.5, -1. ], dtype=float32)
+    """
     return FTPLState(state.noisy_total + noisy_gains)
 
 
-def _eta(params, config) -> Array:
-    sensitivity = config.sensitivity
-    return noise_scale(params.mu, config.num_experts, sensitivity)
+def perturbed_release(
+    release: Release, key, gains: Array, params, num_experts: int, granularity: float | None
+) -> Array:
+    """g~ = release(key, g, mu, sensitivity) + (RW-FTPL's walk of scale sqrt 2 at mu = inf).
+
+    The walk uses the release key on purpose: it is non-zero only at mu = +inf, where the
+    privacy noise is exactly zero, so the sum has the law g + N(0, eta^2 I) for every valid mu
+    (eta = sensitivity / mu, or sqrt 2 at inf) and the two identical normal draws are computed
+    once by XLA. A NaN/invalid mu: walk 0, release NaN.
+
+    Example:
+      >>> import jax
+      >>> out = perturbed_release(privatize_gains, jax.random.key(0), jnp.zeros(3),
+      ...                         ftpl_params(jnp.inf), 3, None)
+      >>> bool(jnp.all(out != 0))  # mu = inf: the sqrt(2) walk, no privacy noise
+      True
+    """
+    gains = jnp.asarray(gains)
+    sens = privacy.resolve_sensitivity(params.sensitivity, num_experts, gains.dtype)
+    noisy = release(key, gains, params.mu, sens, granularity=granularity)
+    # Algorithmic randomness, not privacy noise: RW-FTPL's own perturbation at mu = inf.
+    walk = privacy.walk_scale(params.mu, gains.dtype) * jax.random.normal(
+        key, gains.shape, gains.dtype
+    )
+    return noisy + walk
+
+
+def _validate(config: FTPLConfig):
+    def validate(params: FTPLParams, inputs) -> None:
+        """mu in (0, inf], sensitivity in (0, inf), inputs a (T, n) matrix in [0, 1]."""
+        privacy.check_budget_params(params, config.num_experts)
+        privacy.check_gain_inputs(inputs, config.num_experts)
+
+    return validate
+
+
+def _event(config: FTPLConfig):
+    def privacy_event(params: FTPLParams):
+        """Per record (one round's gain vector): the one release of that round."""
+        sens = privacy.resolve_sensitivity(params.sensitivity, config.num_experts)
+        return privacy.gain_event(params.mu, sens, config.num_experts, config.granularity)
+
+    return privacy_event
 
 
 def rw_ftpl(config: FTPLConfig, release: Release = privatize_gains) -> Algorithm:
@@ -111,14 +195,15 @@ def rw_ftpl(config: FTPLConfig, release: Release = privatize_gains) -> Algorithm
 
     Args:
       config: static :class:`FTPLConfig`.
-      release: the local randomizer ``(key, gains, eta) -> noisy gains``. Keep the default
-        (:func:`ldpjax.experts.privatize_gains`): the privacy claim is about it. Tests swap
-        it to hold the noisy data fixed while the true gains change.
+      release: the local randomizer ``(key, gains, mu, sensitivity, *, granularity) -> noisy
+        gains``. Keep the default (:func:`ldpjax.experts.privatize_gains`): the privacy claim
+        is about it. Tests swap it to hold the noisy data fixed while the true gains change.
 
     Returns:
-      ``Algorithm(init, step)`` with ``init(params, key) -> FTPLState`` (draws z_0) and
-      ``step(params, state, gains_t, key) -> (FTPLState, FTPLOutputs)``, where ``gains_t`` is
-      the round's (n,) gain vector in [0, 1] (the engine's ``inputs`` row).
+      ``Algorithm(init, step, validate, privacy_event)`` with ``init(params, key) ->
+      FTPLState`` (draws z_0) and ``step(params, state, gains_t, key) -> (FTPLState,
+      FTPLOutputs)``, where ``gains_t`` is the round's (n,) gain vector in [0, 1] (the engine's
+      ``inputs`` row).
 
     Example:
       >>> import jax, jax.numpy as jnp
@@ -136,22 +221,21 @@ def rw_ftpl(config: FTPLConfig, release: Release = privatize_gains) -> Algorithm
 @functools.cache
 def _build(config: FTPLConfig, release: Release) -> Algorithm:
     """The cached builder (positional arguments, so every call style hits the same entry)."""
-    n = config.num_experts
+    n, g = config.num_experts, config.granularity
 
     def init(params: FTPLParams, key) -> FTPLState:
-        eta = _eta(params, config)
-        zero = jnp.zeros((n,), eta.dtype)
-        return FTPLState(noisy_total=release(key, zero, eta))  # g~_0 = 0 + z_0
+        dtype = jnp.result_type(params.mu, float)
+        zero = jnp.zeros((n,), dtype)
+        return FTPLState(noisy_total=perturbed_release(release, key, zero, params, n, g))
 
     def step(params: FTPLParams, state: FTPLState, gains, key):
-        eta = _eta(params, config)
         action = leader(state.noisy_total)  # decided from G~_{t-1} before the round's data
-        gains = jnp.asarray(gains, eta.dtype)
-        noisy_gains = release(key, gains, eta)  # the round's only access to the data
+        gains = jnp.asarray(gains, state.noisy_total.dtype)
+        noisy_gains = perturbed_release(release, key, gains, params, n, g)  # the data access
         new_state = accumulate(state, noisy_gains)
         return new_state, FTPLOutputs(action=action, gain=gains[action])
 
-    return Algorithm(init, step)
+    return Algorithm(init, step, _validate(config), _event(config))
 
 
 __all__ = [
@@ -162,5 +246,6 @@ __all__ = [
     "accumulate",
     "ftpl_params",
     "leader",
+    "perturbed_release",
     "rw_ftpl",
 ]

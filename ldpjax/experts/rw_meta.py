@@ -24,16 +24,28 @@ perturbation of the meta scores, Sigma_{t-1} + Cov(y_t) = c_t I + (1^T Sigma 1 /
 is isotropic up to a multiple of 1 1^T, which does not change the argmax: this is the
 decorrelation that reduces the analysis to RW-FTPL's (Theorem 3).
 
-Privacy: mu-GLDP with eta = sensitivity / mu (sensitivity sqrt(n) by default; eta = sqrt 2 at
-mu = inf), at no extra cost for the m learners: steps 2 and 4 never read g_t. This is
-structural here: :func:`meta_decide` takes no data at all, :func:`meta_observe` takes only the
-released g~_t, and the engine step is "decide, release once, observe"; the true gains enter the
-step only through :func:`~ldpjax.experts.privacy.privatize_gains` and through the bookkeeping of
-what the player and the learners earned (outputs, never fed back).
+Privacy: mu-GLDP with eta = sensitivity / mu (``params.sensitivity``, default sqrt(n)), at no
+extra cost for the m learners: steps 2 and 4 never read g_t. The release is
+:func:`ldpjax.experts.privacy.privatize_gains`, i.e. :func:`ldpjax.mechanisms.gaussian_mechanism`
+with ``domain=(0, 1)`` (gains outside [0, 1]: ``ValueError`` from ``validate`` when concrete, a
+NaN release when traced). Per-record claim (``privacy_event``, a record = one round's gain
+vector): ``GaussianEvent(mu)``. Real data: ``MetaConfig(..., granularity=2**-k)`` releases on
+the float-safe granular path (claim: the mechanism's ``DiscreteGaussianEvent``; the scores'
+covariance then uses the granular noise sd). This is structural here: :func:`meta_decide`
+takes no data at all, :func:`meta_observe` takes only the released g~_t, and the engine step is
+"decide, release once, observe"; the true gains enter the step only through
+:func:`~ldpjax.experts.privacy.privatize_gains` and through the bookkeeping of what the player
+and the learners earned (outputs, never fed back).
+
+mu = inf (written explicitly): no privacy requirement. The release is the clean gain vector
+(eta = 0, :func:`release_scale`), so the scores G~^(m) and every learner see the clean gains
+(Sigma stays 0; the learners get ``noise_sd = 0``), while the meta step **still draws** its
+selection perturbation y_t ~ N(0, c_t I), c_t = 2t, and so still randomises among learners.
+y_t is the algorithm's own randomness (it reads no data), not privacy noise.
 
 Special case (tested): with the n static one-hot learners (m = n, X_t = I) the score noise is
 eta^2 (t - 1) I and c_t = max(2t, eta^2 (t - 1)), so each round's perturbation is isotropic with
-variance c_t. At eta^2 = 2 (e.g. mu = inf) this is 2t = eta^2 t, exactly RW-FTPL's variance
+variance c_t. At eta^2 = 2 (mu = sqrt(n / 2)) this is 2t = eta^2 t, exactly RW-FTPL's variance
 (whose G~_{t-1} holds t noise draws z_0..z_{t-1}), so the per-round action distributions
 coincide (the joint law over rounds differs: fresh y_t vs a random walk). For eta^2 > 2 and
 t >= eta^2 / (eta^2 - 2) the variance is eta^2 (t - 1): RW-FTPL without its initial draw z_0.
@@ -57,6 +69,7 @@ from ldpjax import _validation as v
 from ldpjax.engine import Algorithm
 from ldpjax.experts import privacy
 from ldpjax.experts.learners import Learner, LearnerSet, sets_init, sets_step
+from ldpjax.mechanisms import _domain as dom
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 
@@ -68,26 +81,32 @@ class MetaConfig:
       num_experts: n >= 2 (the length of a gain vector).
       learners: the learner kinds (one :class:`~ldpjax.experts.learners.Learner` per family),
         e.g. ``learner_set.learners``; their hyperparameters go in :class:`MetaParams`.
-      sensitivity: l2 sensitivity of one gain vector (default sqrt(n)).
+      granularity: keyword-only; None (float release, simulation) or a power of two
+        (float-safe granular release: real data).
+
+    Example:
+      >>> from ldpjax.experts.learners import learner_set, static_family
+      >>> MetaConfig(3, learner_set(static_family(3)).learners).num_experts
+      3
     """
 
     num_experts: int
     learners: tuple[Learner, ...]
-    sensitivity: float | None = None
+    granularity: float | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self):
         v.check_integer("num_experts", self.num_experts, 2)
-        if not self.learners or not all(isinstance(x, Learner) for x in self.learners):
+        if not isinstance(self.learners, tuple) or not self.learners or not all(
+            isinstance(x, Learner) for x in self.learners
+        ):
             raise ValueError("learners must be a non-empty tuple of ldpjax Learner objects")
-        if self.sensitivity is not None:
-            v.check_range(
-                "sensitivity", self.sensitivity, 0.0, np.inf, low_open=True, high_open=True
-            )
+        dom.check_power_of_two("granularity", self.granularity)
 
 
 class MetaParams(NamedTuple):
     mu: Array  # GDP parameter of the per-round release, in (0, inf]
     hypers: tuple  # one hyperparameter pytree per learner family (leading learner axis)
+    sensitivity: Array | None = None  # l2 sensitivity of a gain vector; None: sqrt(n)
 
 
 class MetaState(NamedTuple):
@@ -114,15 +133,42 @@ class MetaOutputs(NamedTuple):
     covariance: Array  # Sigma_t after the round (record its last value for Theorem 3's term)
 
 
-def meta_params(mu: ArrayLike, learners: LearnerSet | tuple) -> MetaParams:
-    """Validated :class:`MetaParams` (mu in (0, inf]) from a LearnerSet or a hypers tuple."""
+def meta_params(
+    mu: ArrayLike, learners: LearnerSet | tuple, sensitivity: ArrayLike | None = None
+) -> MetaParams:
+    """Validated :class:`MetaParams` from a LearnerSet (or a hypers tuple).
+
+    Args:
+      mu: per-round GDP parameter, in (0, inf].
+      learners: the :class:`~ldpjax.experts.learners.LearnerSet` (its hyperparameters).
+      sensitivity: l2 sensitivity of one gain vector, in (0, inf); None means sqrt(n).
+
+    Example:
+      >>> from ldpjax.experts.learners import learner_set, static_family
+      >>> float(meta_params(1.0, learner_set(static_family(3))).mu)
+      1.0
+    """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
+    if isinstance(learners, (str, bytes)) or not isinstance(learners, (LearnerSet, tuple, list)):
+        raise TypeError(f"learners must be a LearnerSet (or a tuple of hypers), got {learners!r}")
     hypers = learners.hypers if isinstance(learners, LearnerSet) else tuple(learners)
-    return MetaParams(jnp.asarray(mu, float), hypers)
+    dtype = jnp.result_type(float)
+    mu = jnp.asarray(mu, dtype)
+    if sensitivity is None:
+        return MetaParams(mu, hypers)
+    mu, sens = privacy.broadcast_leaves(dtype, mu=mu, sensitivity=sensitivity)
+    return MetaParams(mu, hypers, sens)
 
 
 def decorrelate(covariance: ArrayLike) -> Array:
-    """Sigma* = Sigma - (1^T Sigma 1 / m^2) 1 1^T (so that 1^T Sigma* 1 = 0)."""
+    """Sigma* = Sigma - (1^T Sigma 1 / m^2) 1 1^T (so that 1^T Sigma* 1 = 0).
+
+    Example:
+      >>> decorrelate(jnp.eye(2))
+      Array([[ 0.5, -0.5],
+             [-0.5,  0.5]], dtype=float32)
+    """
     covariance = jnp.asarray(covariance)
     m = covariance.shape[-1]
     total = jnp.sum(covariance, axis=(-2, -1), keepdims=True)
@@ -134,6 +180,11 @@ def perturbation_spectrum(covariance: ArrayLike, t: ArrayLike):
 
     ``covariance`` is Sigma_{t-1} (m x m, symmetric) and ``t`` the (1-based) round, >= 1.
     y_t = V (sqrt(variances) * xi).
+
+    Example:
+      >>> level, variances, _, lam = perturbation_spectrum(jnp.zeros((2, 2)), 3)
+      >>> float(level), variances.tolist()
+      (6.0, [6.0, 6.0])
     """
     v.check_range("t", t, 1.0, np.inf, high_open=True)
     if jnp.ndim(covariance) < 2 or jnp.shape(covariance)[-1] != jnp.shape(covariance)[-2]:
@@ -150,14 +201,31 @@ def perturbation_spectrum(covariance: ArrayLike, t: ArrayLike):
 
 
 def draw_perturbation(key: PRNGKey, covariance: ArrayLike, t: ArrayLike):
-    """y_t ~ N(0, c_t I - Sigma*_{t-1}) for round t given Sigma_{t-1}; returns (y, c_t, lambda_max)."""
+    """y_t ~ N(0, c_t I - Sigma*_{t-1}) for round t given Sigma_{t-1}; returns (y, c_t, lambda_max).
+
+    Example:
+      >>> import jax
+      >>> y, c, _ = draw_perturbation(jax.random.key(0), jnp.zeros((3, 3)), 1)
+      >>> y.shape, float(c)
+      ((3,), 2.0)
+    """
     level, variances, eigenvectors, lambda_max = perturbation_spectrum(covariance, t)
+    # The meta step's own selection randomness (reads no data), not privacy noise.
     xi = jax.random.normal(key, variances.shape, variances.dtype)
     return eigenvectors @ (jnp.sqrt(variances) * xi), level, lambda_max
 
 
 def meta_decide(state: MetaState, key: PRNGKey) -> MetaDecision:
-    """Step 2: the meta choice for round t = state.t + 1. Reads no data (noisy or not)."""
+    """Step 2: the meta choice for round t = state.t + 1. Reads no data (noisy or not).
+
+    Example:
+      >>> import jax
+      >>> from ldpjax.experts.learners import learner_set, static_family
+      >>> ls = learner_set(static_family(3))
+      >>> state = rw_meta(MetaConfig(3, ls.learners)).init(meta_params(1.0, ls), jax.random.key(0))
+      >>> int(meta_decide(state, jax.random.key(1)).chosen) in (0, 1, 2)
+      True
+    """
     y, level, lambda_max = draw_perturbation(key, state.covariance, state.t + 1)
     chosen = jnp.argmax(state.scores + y).astype(jnp.int32)
     return MetaDecision(chosen, state.actions[chosen], level, lambda_max)
@@ -166,7 +234,17 @@ def meta_decide(state: MetaState, key: PRNGKey) -> MetaDecision:
 def meta_observe(
     config: MetaConfig, params: MetaParams, state: MetaState, noisy_gain: ArrayLike, eta: ArrayLike
 ) -> MetaState:
-    """Step 4: post-processing of the released g~_t only (scores, Sigma, learners)."""
+    """Step 4: post-processing of the released g~_t only (scores, Sigma, learners).
+
+    Example:
+      >>> import jax
+      >>> from ldpjax.experts.learners import learner_set, static_family
+      >>> ls = learner_set(static_family(2))
+      >>> config, params = MetaConfig(2, ls.learners), meta_params(1.0, ls)
+      >>> state = rw_meta(config).init(params, jax.random.key(0))
+      >>> meta_observe(config, params, state, jnp.array([0.5, 1.0]), 1.0).scores.tolist()
+      [0.5, 1.0]
+    """
     noisy_gain = jnp.asarray(noisy_gain, state.scores.dtype)
     eta = jnp.asarray(eta, state.scores.dtype)
     x = state.actions
@@ -178,9 +256,48 @@ def meta_observe(
     return MetaState(state.t + 1, scores, covariance, learner_states, actions)
 
 
-def release_scale(config: MetaConfig, mu: ArrayLike) -> Array:
-    """eta of the per-round release (sensitivity / mu; sqrt 2 at mu = inf)."""
-    return privacy.noise_scale(mu, config.num_experts, config.sensitivity)
+def release_scale(
+    config: MetaConfig, mu: ArrayLike, sensitivity: ArrayLike | None = None
+) -> Array:
+    """eta of the per-round release: sensitivity / mu (0 at an explicit mu = inf: clean gains).
+
+    On the granular path (``config.granularity``) the rounded sensitivity of the mechanism.
+    NaN for a traced invalid mu.
+
+    Example:
+      >>> from ldpjax.experts.learners import learner_set, static_family
+      >>> config = MetaConfig(4, learner_set(static_family(4)).learners)
+      >>> float(release_scale(config, 2.0)), float(release_scale(config, jnp.inf))
+      (1.0, 0.0)
+    """
+    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
+    dtype = jnp.result_type(mu, float)
+    sens = privacy.resolve_sensitivity(sensitivity, config.num_experts, dtype)
+    return privacy.release_sd(mu, sens, config.num_experts, config.granularity).astype(dtype)
+
+
+def _validate(config: MetaConfig):
+    def validate(params: MetaParams, inputs) -> None:
+        """mu in (0, inf], sensitivity in (0, inf), inputs a (T, n) gains matrix in [0, 1]."""
+        privacy.check_budget_params(params, config.num_experts)
+        if not isinstance(params.hypers, tuple) or len(params.hypers) != len(config.learners):
+            raise ValueError(
+                f"hypers must be a tuple of {len(config.learners)} hyperparameter pytrees (one "
+                f"per learner family), got {type(params.hypers).__name__}"
+            )
+        privacy.check_gain_inputs(inputs, config.num_experts)
+
+    return validate
+
+
+def _event(config: MetaConfig):
+    def privacy_event(params: MetaParams):
+        """Per record (one round's gain vector): the one shared release of that round."""
+        sens = privacy.resolve_sensitivity(params.sensitivity, config.num_experts)
+        return privacy.gain_event(params.mu, sens, config.num_experts, config.granularity)
+
+    return privacy_event
 
 
 @functools.cache
@@ -188,13 +305,25 @@ def rw_meta(config: MetaConfig) -> Algorithm:
     """RW-Meta as an engine algorithm (cached per configuration: one compilation).
 
     Step inputs: the true gain vector g_t (n,) of round t (pass the T x n gains matrix as
-    ``inputs``; validate it with :func:`ldpjax.experts.validate_gains`). Params:
-    :class:`MetaParams` (``mu`` may carry grid axes for a sweep).
+    ``inputs``; ``validate`` checks it). Params: :class:`MetaParams` (``mu`` may carry grid
+    axes for a sweep).
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> from ldpjax.engine import rollout, record
+      >>> from ldpjax.experts.learners import learner_set, static_family
+      >>> ls = learner_set(static_family(3))
+      >>> algo = rw_meta(MetaConfig(3, ls.learners))
+      >>> gains = jnp.tile(jnp.array([0.9, 0.1, 0.1]), (20, 1))
+      >>> _, total = rollout(algo, meta_params(1.0, ls), jax.random.key(0), inputs=gains,
+      ...                    record=record.total(lambda o: o.gain))
+      >>> bool(0.0 <= total <= 20.0)
+      True
     """
-    n = config.num_experts
+    n, g = config.num_experts, config.granularity
 
     def init(params: MetaParams, key: PRNGKey) -> MetaState:
-        eta = release_scale(config, params.mu)
+        eta = release_scale(config, params.mu, params.sensitivity)
         learner_states, actions = sets_init(config.learners, params.hypers, n, eta)
         m = actions.shape[0]
         dtype = actions.dtype
@@ -207,13 +336,16 @@ def rw_meta(config: MetaConfig) -> Algorithm:
         )
 
     def step(params: MetaParams, state: MetaState, gains: Array, key: PRNGKey):
-        release_key, meta_key = jax.random.split(key)
+        release_key, meta_key = jax.random.split(key)  # release key / selection-randomness key
         decision = meta_decide(state, meta_key)  # before g_t exists for the algorithm
-        eta = release_scale(config, params.mu)
-        noisy_gain = privacy.privatize_gains(release_key, gains, eta)  # the one data access
+        eta = release_scale(config, params.mu, params.sensitivity)
+        gains = jnp.asarray(gains, state.scores.dtype)
+        sens = privacy.resolve_sensitivity(params.sensitivity, n, gains.dtype)
+        noisy_gain = privacy.privatize_gains(  # the one data access
+            release_key, gains, params.mu, sens, granularity=g
+        )
         new_state = meta_observe(config, params, state, noisy_gain, eta)
         # Bookkeeping only (never fed back into the state): what was earned.
-        gains = jnp.asarray(gains, state.scores.dtype)
         outputs = MetaOutputs(
             decision.action @ gains,
             state.actions @ gains,
@@ -224,12 +356,26 @@ def rw_meta(config: MetaConfig) -> Algorithm:
         )
         return new_state, outputs
 
-    return Algorithm(init, step)
+    return Algorithm(init, step, _validate(config), _event(config))
 
 
-def rw_meta_algorithm(learners: LearnerSet, num_experts: int, sensitivity=None) -> Algorithm:
-    """Convenience: ``rw_meta(MetaConfig(num_experts, learners.learners, sensitivity))``."""
-    return rw_meta(MetaConfig(int(num_experts), learners.learners, sensitivity))
+def rw_meta_algorithm(
+    learners: LearnerSet, num_experts: int, *, granularity: float | None = None
+) -> Algorithm:
+    """Convenience: ``rw_meta(MetaConfig(num_experts, learners.learners, granularity=...))``.
+
+    The sensitivity is a params leaf: ``meta_params(mu, learners, sensitivity=...)``.
+
+    Example:
+      >>> from ldpjax.experts.learners import paper_learners
+      >>> algo = rw_meta_algorithm(paper_learners(), 5)
+      >>> algo.privacy_event(meta_params(1.0, paper_learners()))
+      GaussianEvent(mu=Array(1., dtype=float32))
+    """
+    if not isinstance(learners, LearnerSet):
+        raise TypeError(f"learners must be a LearnerSet, got {type(learners).__name__}")
+    v.check_integer("num_experts", num_experts, 2)
+    return rw_meta(MetaConfig(int(num_experts), learners.learners, granularity=granularity))
 
 
 def lambda_max_ratio(covariance: ArrayLike, eta: ArrayLike, num_rounds: ArrayLike) -> Array:
@@ -237,17 +383,23 @@ def lambda_max_ratio(covariance: ArrayLike, eta: ArrayLike, num_rounds: ArrayLik
 
     Args:
       covariance: Sigma_T, shape (..., m, m).
-      eta: the release's noise scale, > 0.
+      eta: the release's noise scale, >= 0 (eta = 0, i.e. mu = inf: Sigma = 0 and the term
+        is 0).
       num_rounds: T >= 1.
+
+    Example:
+      >>> float(lambda_max_ratio(jnp.eye(2), 1.0, 1))
+      1.0
     """
-    v.check_range("eta", eta, 0.0, np.inf, low_open=True, high_open=True)
+    v.check_range("eta", eta, 0.0, np.inf, high_open=True)
     v.check_range("num_rounds", num_rounds, 1.0, np.inf, high_open=True)
     covariance = jnp.asarray(covariance)
     star = decorrelate(covariance)
     star = 0.5 * (star + jnp.swapaxes(star, -1, -2))
     top = jnp.linalg.eigvalsh(star)[..., -1]
     eta = jnp.asarray(eta, top.dtype)
-    return top / (eta**2 * jnp.asarray(num_rounds, top.dtype))
+    ratio = top / (jnp.where(eta > 0, eta, 1.0) ** 2 * jnp.asarray(num_rounds, top.dtype))
+    return jnp.where(eta > 0, ratio, jnp.where(eta == 0, 0.0, jnp.nan))
 
 
 __all__ = [

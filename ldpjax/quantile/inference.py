@@ -111,6 +111,7 @@ def bridge_energies(keys: Array, num_steps: int) -> Array:
     """
 
     def one(key):
+        # simulated Brownian increments for the critical values (not data, not privacy noise)
         steps = jax.random.normal(key, (num_steps,)) / math.sqrt(num_steps)
         path = jnp.cumsum(steps)
         grid = jnp.arange(1, num_steps + 1, dtype=path.dtype) / num_steps
@@ -160,6 +161,7 @@ def critical_values_mc(
     energies = []
     for first in range(0, int(num_paths), int(chunk)):
         size = min(int(chunk), int(num_paths) - first)
+        # key derivation only: one key per simulated Brownian path
         keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(jnp.arange(first, first + size))
         energies.append(np.asarray(bridge_energies(keys, int(num_steps))))
     sqrt_energy = jnp.sqrt(jnp.asarray(np.concatenate(energies)))
@@ -241,7 +243,8 @@ def batch_variance(values: ArrayLike, weights: ArrayLike | None = None) -> tuple
     Returns:
       Q^ = sum E_m q_m / t_T and V_T = sum_m (E_m/t_T) (t_m/t_T)^2 (Qbar_m - Q^)^2.
     """
-    values = jnp.asarray(values, jnp.result_type(values, float))
+    values = jnp.asarray(values)
+    values = values.astype(jnp.result_type(values.dtype, float))
     weights = jnp.ones_like(values) if weights is None else jnp.broadcast_to(jnp.asarray(weights, values.dtype), values.shape)
     t = jnp.cumsum(weights, axis=-1)
     partial = jnp.cumsum(weights * values, axis=-1) / t
@@ -251,13 +254,61 @@ def batch_variance(values: ArrayLike, weights: ArrayLike | None = None) -> tuple
     return estimate, jnp.sum(terms, axis=-1)
 
 
-def confidence_interval(estimate: ArrayLike, variance: ArrayLike, level: float = 0.95) -> tuple[Array, Array]:
-    """(lower, upper) = estimate -+ critical_value(level) * sqrt(variance)."""
+def confidence_interval(
+    estimate: ArrayLike, variance: ArrayLike | None = None, level: float = 0.95
+) -> tuple[Array, Array]:
+    """The self-normalised CI from recorded statistics: estimate -+ critical_value(level) sqrt(V).
+
+    Args:
+      estimate: Q^ (any shape), or a recorded :class:`~ldpjax.quantile.RoundOutputs` (anything
+        with ``estimate`` and ``variance`` fields, e.g. ``simulate(...).record`` with
+        ``record.last()``), in which case ``variance`` is omitted.
+      variance: V_T >= 0, broadcast with ``estimate``.
+      level: two-sided level (see :func:`critical_value`).
+
+    Returns:
+      ``(lower, upper)`` arrays.
+
+    Example:
+      >>> lo, hi = confidence_interval(1.0, 0.01, 0.95)
+      >>> round(float(lo), 4), round(float(hi), 4)
+      (0.3253, 1.6747)
+    """
+    if variance is None:
+        if not (hasattr(estimate, "estimate") and hasattr(estimate, "variance")):
+            raise TypeError(
+                "confidence_interval needs (estimate, variance) or recorded outputs with "
+                "'estimate' and 'variance' fields"
+            )
+        estimate, variance = estimate.estimate, estimate.variance
     v.check_range("variance", variance, 0.0, np.inf)
     z = critical_value(level)
-    estimate = jnp.asarray(estimate)
+    estimate = jnp.asarray(estimate, jnp.result_type(estimate, float))
     half = z * jnp.sqrt(jnp.asarray(variance, estimate.dtype))
     return estimate - half, estimate + half
+
+
+def path_confidence_interval(
+    values: ArrayLike, weights: ArrayLike | None = None, level: float = 0.95
+) -> tuple[Array, Array, Array]:
+    """The self-normalised CI from a whole path of aggregated iterates (no online sums needed).
+
+    Args:
+      values: q_1..q_M along the last axis (e.g. ``record.every_step(lambda o: o.iterate)``).
+      weights: E_1..E_M, samples per round (default ones).
+      level: two-sided level.
+
+    Returns:
+      ``(estimate, lower, upper)`` with Q^ and V_T from :func:`batch_variance`.
+
+    Example:
+      >>> est, lo, hi = path_confidence_interval([0.0, 1.0, 2.0])
+      >>> float(est), bool(lo < est < hi)
+      (1.0, True)
+    """
+    estimate, variance = batch_variance(values, weights)
+    lower, upper = confidence_interval(estimate, variance, level)
+    return estimate, lower, upper
 
 
 __all__ = [
@@ -271,4 +322,5 @@ __all__ = [
     "inference_init",
     "inference_update",
     "inference_variance",
+    "path_confidence_interval",
 ]

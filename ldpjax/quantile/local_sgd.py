@@ -1,20 +1,28 @@
 """Randomized-response Local SGD for the global quantile (paper 001, Algorithm 1; Sec. 2-3).
 
 Rounds m = 1..M. In round m every client k starts from the shared iterate q_{m-1}, takes E_m
-private local steps (:func:`ldpjax.quantile.privatized_step`: randomized response with its own
-rate r_k on 1{x > q}, debiased update with expectation tau - F_k(q)), each with step size
-lr_m / E_m where lr_m = c0 / (m^a + b) (:mod:`ldpjax.quantile.schedules`); then the server
-averages, q_m = sum_k p_k q_m^k, and broadcasts. The schedule (C1, C5, Log, custom) fixes E_m
-with a budget of t_T samples per client.
+private local steps (randomized response with its own rate r_k on 1{x > q}, debiased update
+with expectation tau - F_k(q); :mod:`ldpjax.quantile.mechanism`), each with step size lr_m / E_m
+where lr_m = c0 / (m^a + b) (:mod:`ldpjax.quantile.schedules`); then the server averages,
+q_m = sum_k p_k q_m^k (added in a fixed client order), and broadcasts. The schedule (C1, C5,
+Log, custom) fixes E_m with a budget of t_T samples per client.
 
 Estimate: the sample-weighted Polyak-Ruppert average of the aggregated iterates,
 Q^ = sum_m E_m q_m / t_T; inference: the self-normalised V_T of Algorithm 2 computed online
-(:mod:`ldpjax.quantile.inference`), CI Q^ +- z sqrt(V_T) with z = critical_value(level).
-Theorem 3.1: sqrt(t_T)(Q^ - Q*) -> N(0, sigma^2) with sigma^2 from
-:func:`ldpjax.quantile.asymptotic_variance`.
+(:mod:`ldpjax.quantile.inference`), CI Q^ +- z sqrt(V_T) with z = critical_value(level)
+(:func:`ldpjax.quantile.confidence_interval`). Theorem 3.1: sqrt(t_T)(Q^ - Q*) -> N(0, sigma^2)
+with sigma^2 from :func:`ldpjax.quantile.asymptotic_variance`.
 
 Privacy: every record is used once and only its randomized bit leaves the client, so client k
-is eps_k-LDP with eps_k = ``rr_epsilon(r_k)``; the run is (max_k eps_k)-LDP.
+is eps_k-LDP with eps_k = ``rr_epsilon(r_k)``; the run is (max_k eps_k)-LDP. ``privacy_event``:
+``ParallelEvent(RandomizedResponseEvent(r_k) for k)``. Reports are bits drawn by
+``ldpjax.mechanisms`` (no floating-point side channel): this release is safe for real data
+(records clients, which always take the sampling path).
+
+Random numbers of a round: the report uniforms come from ``ldpjax.mechanisms.report_uniforms``
+(one per report); with ``exact_law=True`` (default) and parametric clients that is all — the
+report is Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2), equal in law to sampling x and
+randomizing 1{x > q} (issue 10, item 2); otherwise one data uniform per sample as well.
 
 Engine: one step per round (``config.num_rounds`` steps); the params are
 :class:`~ldpjax.quantile.QuantileParams` (grid them with ``ldpjax.engine.product_grid``);
@@ -27,10 +35,24 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import jax.numpy as jnp
 import numpy as np
 
+from ldpjax import mechanisms
 from ldpjax.engine import Algorithm
-from ldpjax.quantile._core import _CoreSpec, rounds_algorithm
+from ldpjax.quantile.clients import uniform_draws
+from ldpjax.quantile.mechanism import client_reports, debiased_increment
+from ldpjax.quantile.params import QuantileParams, validate_params
+from ldpjax.quantile.rounds import (
+    RoundState,
+    federated_finish,
+    federated_init,
+    masked_local_steps,
+    randomized_response_event,
+    round_clock,
+    split_round_key,
+    uses_exact_law,
+)
 from ldpjax.quantile.schedules import C1, Schedule
 
 
@@ -41,14 +63,19 @@ class LocalSGDConfig:
     Attributes:
       budget: t_T, samples per client (>= one full first round of the schedule).
       schedule: communication schedule (``C1``, ``C5``, ``LOG``, ``constant(E)``, ``custom``).
+      exact_law: for parametric clients, draw each report from its exact law (one uniform, no
+        data draw); records clients always sample. ``False``: sample x, then randomize.
     """
 
     budget: int
     schedule: Schedule = C1
+    exact_law: bool = True
 
     def __post_init__(self):
         if not isinstance(self.schedule, Schedule):
             raise ValueError(f"schedule must be a Schedule (C1, C5, LOG, ...); got {self.schedule!r}")
+        if not isinstance(self.exact_law, bool):
+            raise TypeError(f"exact_law must be a bool; got {self.exact_law!r}")
         _ = self.local_steps  # validates the budget against the schedule
 
     @property
@@ -74,8 +101,41 @@ def _local_steps(schedule: Schedule, budget: int) -> tuple[int, ...]:
 
 @functools.cache
 def local_sgd(config: LocalSGDConfig) -> Algorithm:
-    """The randomized-response Local SGD algorithm for ``config`` (cached: compiled once)."""
-    return rounds_algorithm(_CoreSpec(config.local_steps, "rr", aggregate=True))
+    """The randomized-response Local SGD algorithm for ``config`` (cached: compiled once).
+
+    Example:
+      >>> import ldpjax.quantile as Q
+      >>> from ldpjax.engine import make_key, rollout
+      >>> config = Q.LocalSGDConfig(budget=20, schedule=Q.C5)
+      >>> params = Q.quantile_params(0.5, 0.9, Q.make_clients("normal", loc=[0.0, 0.0]))
+      >>> _, final = rollout(Q.local_sgd(config), params, make_key(0), config.num_rounds)
+      >>> int(final.samples), bool(abs(final.estimate) < 2.0)
+      (20, True)
+      >>> event = Q.local_sgd(config).privacy_event(params)  # one RR event per client
+      >>> [round(float(e.r), 2) for e in event.events]
+      [0.9, 0.9]
+    """
+    if not isinstance(config, LocalSGDConfig):
+        raise ValueError(f"config must be a LocalSGDConfig; got {config!r}")
+    table = np.asarray(config.local_steps, dtype=np.int32)
+    max_steps = int(table.max())
+
+    def step(params: QuantileParams, state: RoundState, inputs, key):
+        k = params.r.shape[-1]
+        dtype = state.iterate.dtype
+        local_steps, step_lr = round_clock(table, state.round, params, dtype)
+        data_key, privacy_key = split_round_key(key)
+        report_u = mechanisms.report_uniforms(privacy_key, (max_steps, k), dtype)
+        data_u = None if uses_exact_law(config.exact_law, params) else uniform_draws(data_key, (max_steps, k), dtype)
+
+        def update(j, q):
+            report = client_reports(params.clients, q, params.r, report_u[j], None if data_u is None else data_u[j])
+            return q + step_lr * debiased_increment(report, params.tau, params.r)
+
+        q = masked_local_steps(update, jnp.broadcast_to(state.iterate, (k,)), max_steps, local_steps)
+        return federated_finish(params, state, q, local_steps)
+
+    return Algorithm(federated_init, step, validate=validate_params, privacy_event=randomized_response_event)
 
 
 __all__ = ["LocalSGDConfig", "local_sgd"]

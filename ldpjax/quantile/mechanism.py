@@ -7,18 +7,29 @@ otherwise (binary randomized response, eps_k-LDP with eps_k = log((1 + r_k) / (1
 
     q <- q + lr * [ (1 - r + 2 tau r) / (2 r) * 1{s~ = 1} - (1 + r - 2 tau r) / (2 r) * 1{s~ = 0} ],
 
-whose expectation is lr * (tau - F_k(q)) (an unbiased check-loss subgradient step): with
-P(s~ = 1) = r (1 - F_k(q)) + (1 - r) / 2 the bracket equals s~ / r - (1 + r - 2 tau r) / (2 r),
-of mean (1 - F_k(q)) - (1 - tau). Its variance at q = Q* is [r^-2 - (2 F_k(Q*) - 1)^2] / 4,
-the per-client term of Theorem 3.1 (see :mod:`ldpjax.quantile.variance`).
+whose expectation is lr * (tau - F_k(q)) (an unbiased check-loss subgradient step): the bracket
+equals debias(s~) - (1 - tau) with debias(s~) = (s~ - (1 - r) / 2) / r the unbiased estimate of
+s (``ldpjax.mechanisms.debias_randomized_response``), of mean 1 - F_k(q). Its variance at
+q = Q* is [r^-2 - (2 F_k(Q*) - 1)^2] / 4, the per-client term of Theorem 3.1 (see
+:mod:`ldpjax.quantile.variance`).
 
-Each record is used once, so every client is eps_k-LDP and the whole run is (max_k eps_k)-LDP
-(parallel composition).
+Every report is drawn by :mod:`ldpjax.mechanisms` (this module draws no privacy noise):
 
-Implementation: one uniform u per report. ``u < r`` means "answer truthfully"; otherwise
-(u - r) / (1 - r) is again uniform, and the fair coin is 1{u >= (1 + r) / 2}. This is the same
-distribution as ``ldpjax.mechanisms.randomized_response`` with half the random numbers (the
-tests check both).
+* sampling path (:func:`client_reports` with data uniforms): x from the data uniform
+  (inverse CDF, :func:`~ldpjax.quantile.clients.sample_from_uniform`), then
+  ``randomized_response_from_uniform`` on 1{x > q} from one report uniform;
+* exact-law path (no data uniforms; parametric clients): the report is
+  Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2) from one report uniform
+  (``randomized_response_bernoulli_from_uniform``) — equal in law to the sampling path, with
+  no data draw (issue 10, item 2).
+
+Privacy: each record is used once and only its randomized bit leaves the client, so every
+client is eps_k-LDP and the whole run is (max_k eps_k)-LDP (parallel composition over clients):
+``ParallelEvent(RandomizedResponseEvent(r_k) for k)``. The reports are bits, so the release
+has no floating-point side channel: randomized response is safe for real data.
+
+Fail closed: concrete out-of-domain tau, r or lr raise ``ValueError``; traced invalid r gives a
+fair-coin report and a NaN increment (``debias_randomized_response``), so the iterate is NaN.
 """
 
 from __future__ import annotations
@@ -26,36 +37,76 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
-from ldpjax.quantile.clients import uniform_draws
+from ldpjax import mechanisms
+from ldpjax.quantile.clients import Clients, client_cdf, sample_from_uniform
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 
 def report_from_uniform(u: ArrayLike, bit: ArrayLike, r: ArrayLike) -> Array:
     """Binary randomized response driven by one uniform per report.
 
+    Delegates to :func:`ldpjax.mechanisms.randomized_response_from_uniform` (kept for existing
+    callers): ``bit`` when u < r, else the coin 1{u >= (1 + r) / 2}; a traced invalid r gives
+    the fair coin 1{u >= 1/2}.
+
     Args:
-      u: uniforms in [0, 1).
+      u: uniforms in [0, 1) (``ldpjax.mechanisms.report_uniforms``).
       bit: true bits (bool).
       r: truthful-response rate in (0, 1] (broadcast).
 
     Returns:
-      The reported bits (bool): ``bit`` when u < r, else the coin 1{u >= (1 + r) / 2}.
+      The reported bits (bool).
+
+    Example:
+      >>> bool(report_from_uniform(0.1, True, 0.5))  # u < r: truthful
+      True
     """
-    u = jnp.asarray(u)
-    r = jnp.asarray(r, u.dtype)
-    return jnp.where(u < r, jnp.asarray(bit, bool), u >= 0.5 * (1.0 + r))
+    return mechanisms.randomized_response_from_uniform(u, bit, r)
 
 
 def debiased_increment(report: ArrayLike, tau: ArrayLike, r: ArrayLike) -> Array:
     """The spec's debiased subgradient for a report: mean tau - F(q) given the iterate q.
 
-    (1 - r + 2 tau r) / (2 r) if the report is 1, -(1 + r - 2 tau r) / (2 r) if it is 0.
+    (1 - r + 2 tau r) / (2 r) if the report is 1, -(1 + r - 2 tau r) / (2 r) if it is 0; i.e.
+    ``debias_randomized_response(report, r) - (1 - tau)``. NaN for a traced invalid r.
+
+    Example:
+      >>> round(float(debiased_increment(True, 0.5, 0.5)), 6)
+      1.0
     """
     tau = jnp.asarray(tau)
-    r = jnp.asarray(r, jnp.result_type(tau, r, float))
-    up = (1.0 - r + 2.0 * tau * r) / (2.0 * r)
-    down = (1.0 + r - 2.0 * tau * r) / (2.0 * r)
-    return jnp.where(jnp.asarray(report, bool), up, -down)
+    dtype = jnp.result_type(tau, r, float)
+    unbiased_bit = mechanisms.debias_randomized_response(jnp.asarray(report, dtype), jnp.asarray(r, dtype))
+    return unbiased_bit - (1.0 - tau.astype(dtype))
+
+
+def client_reports(
+    clients: Clients,
+    q: ArrayLike,
+    r: ArrayLike,
+    report_u: ArrayLike,
+    data_u: ArrayLike | None = None,
+    client_index: ArrayLike | None = None,
+) -> Array:
+    """The randomized bits 1{x > q} of one local step, through :mod:`ldpjax.mechanisms`.
+
+    Args:
+      clients: the client distributions.
+      q: iterates (client axis last, or aligned with ``client_index``).
+      r: truthful rates, broadcast with ``q``.
+      report_u: one report uniform per report (``ldpjax.mechanisms.report_uniforms``).
+      data_u: data uniforms (sampling path: x = F^-1(u)); ``None`` selects the exact-law path
+        Bernoulli(r (1 - F(q)) + (1 - r) / 2) (no data draw).
+      client_index: optional owner of each entry (a pooled stream).
+
+    Returns:
+      Reported bits (bool).
+    """
+    if data_u is None:
+        survival = 1.0 - client_cdf(clients, q, client_index)
+        return mechanisms.randomized_response_bernoulli_from_uniform(report_u, survival, r)
+    x = sample_from_uniform(clients, data_u, client_index=client_index)
+    return mechanisms.randomized_response_from_uniform(report_u, x > q, r)
 
 
 def privatized_step(
@@ -64,7 +115,9 @@ def privatized_step(
     """One private local step of the spec: randomized response on 1{x > q}, debiased update.
 
     Argument order is fixed by the issue (``key`` third). All arguments broadcast, so one call
-    can step many clients or replications at once.
+    can step many clients or replications at once. The report is drawn by
+    :func:`ldpjax.mechanisms.randomized_response_from_uniform` from one uniform per report
+    (``ldpjax.mechanisms.report_uniforms``).
 
     Args:
       q: current iterate(s).
@@ -76,7 +129,12 @@ def privatized_step(
 
     Returns:
       The new iterate q + lr * increment, with E[increment] = tau - P(x <= q).
-      Under ``jit`` out-of-range tau or r give NaN.
+      Under ``jit`` out-of-range tau, r or lr give NaN.
+
+    Example:
+      >>> import jax
+      >>> round(float(privatized_step(0.0, 1.0, jax.random.key(0), 0.5, 1.0, 0.1)), 6)  # r = 1
+      0.05
     """
     v.check_range("tau", tau, 0.0, 1.0, low_open=True, high_open=True)
     v.check_range("r", r, 0.0, 1.0, low_open=True)
@@ -84,11 +142,11 @@ def privatized_step(
     dtype = jnp.result_type(q, x, tau, r, lr, float)
     q, x, tau, r, lr = (jnp.asarray(a, dtype) for a in (q, x, tau, r, lr))
     shape = jnp.broadcast_shapes(q.shape, x.shape, tau.shape, r.shape, lr.shape)
-    u = uniform_draws(key, shape, dtype)
-    report = report_from_uniform(u, x > q, r)
+    u = mechanisms.report_uniforms(key, shape, dtype)
+    report = mechanisms.randomized_response_from_uniform(u, x > q, r)
     new_q = q + lr * debiased_increment(report, tau, r)
-    valid = (tau > 0) & (tau < 1) & (r > 0) & (r <= 1) & (lr >= 0)
+    valid = (tau > 0) & (tau < 1) & (lr >= 0) & (lr < jnp.inf)
     return v.valid_or_nan(valid, new_q)
 
 
-__all__ = ["debiased_increment", "privatized_step", "report_from_uniform"]
+__all__ = ["client_reports", "debiased_increment", "privatized_step", "report_from_uniform"]

@@ -29,13 +29,17 @@ def test_elasticity_experiment(tmp_path):
     stars = _table(out, "optimal_budgets")
     assert float(stars[0]["gamma_star_constant"]) == pytest.approx(1.968, abs=1e-3)
     assert (out / "elasticity.png").is_file()
-    assert "1.9682" in result.summary
+    verdicts = json.loads((out / "run.json").read_text())["extra"]["verdicts"]
+    assert verdicts and all(v["status"] == "reproduced" for v in verdicts), verdicts
+    assert "gamma*_const for K=2, T=10000" in result.summary and "1.968" in result.summary
 
 
 def test_zozo_experiment_falls_back_to_a_labelled_stand_in(tmp_path):
     result, out = _run("bandits-zozo", tmp_path, 3, arms=(2, 3), horizons=(2_000,),
                        gamma=(0.5, 3.0), data_dir=str(tmp_path / "nothing-here"))
     assert "SYNTHETIC" in result.data and "SYNTHETIC" in result.summary
+    assert result.extra["real_data"] is False and "+-" not in result.summary
+    assert {v["status"] for v in result.extra["verdicts"]} <= {"reproduced", "partly", "not"}
     rows = _table(out, "zozo")
     policies = {r["policy"] for r in rows}
     assert policies == {"constant", "dynamic", "nonprivate", "random", "oracle"}
@@ -53,7 +57,11 @@ def test_mba_experiment_tiny(tmp_path):
     assert {r["simulation"] for r in rows} >= {"per-visitor", "blocks (growth 0.01)"}
     assert {r["policy"] for r in rows} == {"constant", "dynamic", "nonprivate", "random",
                                            "gittins", "oracle"}
-    assert "below the appendix-constant bounds: yes" in result.summary
+    verdicts = {v["claim"]: v for v in result.extra["verdicts"]}
+    bounds = verdicts["mean regret <= the regret bounds (eqs. 15, 18, appendix constants)"]
+    assert bounds["status"] == "reproduced" and bounds["ours"] <= 1.0
+    assert verdicts["every run's experiment budget max_t xi_t <= gamma (parallel composition)"][
+        "status"] == "reproduced"
 
 
 @pytest.mark.slow
@@ -69,3 +77,6 @@ def test_portfolio_experiment_tiny(tmp_path, shared_data):
     equal = {float(r["Gamma"]): float(r["summed_bound"]) for r in rows
              if r["allocation"] == "equal split"}
     assert all(optimal[g] <= equal[g] for g in optimal)
+    statuses = {v["claim"]: v["status"] for v in result.extra["verdicts"]}
+    assert statuses["bound-optimal allocation minimises the summed regret bound (eqs. 19-21)"] \
+        == "reproduced"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import REPO, SHARED_DATA
-from tests.notebooks import run_notebook
+from tests.notebooks import assert_figures_displayed, run_notebook
 
 
 def test_privacy_budgeting_notebook_runs():
@@ -18,3 +18,5 @@ def test_privacy_budgeting_notebook_runs():
     assert "gamma*_const = 1.9682" in text
     assert "optax vs water-filling" in text
     assert "expected clicks over random play" in text
+    # inline backend: the MBA regret panels and the elasticity curves
+    assert_figures_displayed(nb, minimum=2)

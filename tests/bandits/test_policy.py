@@ -18,6 +18,7 @@ from ldpjax.accounting import compose_parallel, compose_sequential, krr_budget
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.state import BanditState
 from ldpjax.engine import make_key, product_grid, record, simulate
+from ldpjax.mechanisms import NoPrivacyEvent
 
 MBA_CTR = [0.324, 0.295]
 
@@ -27,8 +28,7 @@ def crafted_state(ctr_hat, dtype=jnp.float32, t=100):
     ctr_hat = np.asarray(ctr_hat)
     shows = np.full(ctr_hat.shape, 100, np.int32)
     return BanditState(jnp.asarray(shows), jnp.asarray(np.round(ctr_hat * 100), jnp.int32),
-                       jnp.full((ctr_hat.shape[0],), t, jnp.int32), jnp.asarray(t, jnp.int32),
-                       jnp.zeros((), dtype))
+                       jnp.full((ctr_hat.shape[0],), t, jnp.int32), jnp.asarray(t, jnp.int32))
 
 
 def shown_arm_counts(params, config, state, segment, n, seed):
@@ -128,8 +128,9 @@ def test_strategy_spend_and_exploration_formulas():
         xi_dyn = math.log(1 - 2 + 2 / eps_dyn)
         for code, gamma, eps_ref, xi_ref in [
             (0, 1.5, 2 / (1 + math.exp(1.5)), 1.5),
-            (1, 1.5, eps_dyn, xi_dyn),
+            (1, math.inf, eps_dyn, xi_dyn),  # uncapped: the non-private decay (gamma = inf)
             (2, 1.5, max(eps_dyn, 2 / (1 + math.exp(1.5))), min(xi_dyn, 1.5)),
+            (2, math.inf, eps_dyn, xi_dyn),  # dynamic at gamma = inf is the uncapped decay
         ]:
             eps, w, spend = budgets_lib.exploration(code, gamma, jnp.zeros(2), clock, 2, mask, 2)
             assert float(eps) == pytest.approx(eps_ref, rel=1e-5)
@@ -165,14 +166,14 @@ def mba_runs():
     config = bandits.PolicyConfig()
     base = bandits.epsilon_greedy_params(env, "capped", 1.0)
     params = product_grid(base, strategy=jnp.array([0, 2]), gamma=jnp.array(GAMMAS))
-    rec = record.combine(regret=record.total(lambda o: o.regret))
+    rec = record.combine(regret=record.total(lambda o: o.regret), spend=bandits.max_spend())
     result = simulate(bandits.epsilon_greedy(config), params, make_key(7), T_MBA,
                       num_seeds=SEEDS, grid_ndim=2, record=rec)
     return result
 
 
 def test_no_run_spends_more_than_its_gamma(mba_runs):
-    spent = mba_runs.state.max_spend  # (strategy, gamma, seed): max_t xi_t
+    spent = mba_runs.record["spend"]  # (strategy, gamma, seed): max_t xi_t
     gammas = np.asarray(GAMMAS, np.float32)
     assert np.all(spent <= gammas[None, :, None])
     assert np.all(spent[0] == gammas[:, None])  # constant spends exactly gamma
@@ -207,12 +208,12 @@ def test_oracle_random_and_nonprivate_baselines():
     env = bandits.make_environment(MBA_CTR)
     config = bandits.PolicyConfig()
     rec = record.combine(regret=record.total(lambda o: o.regret),
-                         clicks=record.total(lambda o: o.click))
+                         clicks=record.total(lambda o: o.click), spend=bandits.max_spend())
     T, n = 2000, 200
     oracle = simulate(bandits.oracle_policy(config), bandits.baseline_params(env), make_key(1), T,
                       num_seeds=n, record=rec)
     assert np.all(oracle.record["regret"] == 0)
-    assert np.all(oracle.state.max_spend == 0)  # one segment: the output reveals nothing
+    assert np.all(oracle.record["spend"] == 0)  # one segment: the output reveals nothing
     # clicks ~ Binomial(T, 0.324): mean of n runs has sd sqrt(T p (1-p) / n) = 1.48; 5 sd = 7.4
     assert oracle.record["clicks"].mean() == pytest.approx(T * 0.324, abs=5 * 1.48)
     rand = simulate(bandits.random_policy(config), bandits.baseline_params(env), make_key(2), T,
@@ -221,9 +222,9 @@ def test_oracle_random_and_nonprivate_baselines():
     # sd of the mean = gap sqrt(T/4 / n) = 0.046; 5 sd = 0.23
     gap = 0.324 - 0.295
     assert rand.record["regret"].mean() == pytest.approx(T * gap / 2, abs=0.23)
-    assert np.all(rand.state.max_spend == 0)
+    assert np.all(rand.record["spend"] == 0)
     nonprivate = bandits.nonprivate_greedy(env)
-    assert int(nonprivate.strategy) == bandits.STRATEGIES["dynamic"]
+    assert int(nonprivate.strategy) == bandits.STRATEGIES["uncapped"]
     assert float(nonprivate.gamma) == math.inf
 
 
@@ -231,8 +232,8 @@ def test_oracle_spend_is_infinite_when_segments_disagree():
     env = bandits.make_environment([[0.3, 0.1], [0.1, 0.3]])
     config = bandits.PolicyConfig(num_segments=2)
     out = simulate(bandits.oracle_policy(config), bandits.baseline_params(env), make_key(0), 50,
-                   num_seeds=2)
-    assert np.all(np.isinf(out.state.max_spend))
+                   num_seeds=2, record=bandits.max_spend())
+    assert np.all(np.isinf(out.record))
 
 
 def test_segment_clock_and_replay():
@@ -240,7 +241,7 @@ def test_segment_clock_and_replay():
     segments = jnp.asarray(np.r_[np.zeros(300, np.int32), np.ones(100, np.int32)])
     for clock in ("global", "segment"):
         config = bandits.PolicyConfig(num_segments=2, clock=clock, replay_segments=True)
-        params = bandits.epsilon_greedy_params(env, "dynamic", jnp.inf)
+        params = bandits.epsilon_greedy_params(env, "uncapped", jnp.inf)
         out = simulate(bandits.epsilon_greedy(config), params, make_key(0), 400, num_seeds=3,
                        inputs=segments, record=record.every_step(lambda o: o.spend))
         assert np.all(out.state.visits == [300, 100])
@@ -271,9 +272,10 @@ def test_batched_policy_matches_per_visitor_policy():
                            bandits.block_params(env, strategy, gamma, T), make_key(12),
                            bandits.num_blocks(T, 0.02), num_seeds=n,
                            record=record.combine(regret=record.total(lambda o: o.regret),
-                                                 visitors=record.total(lambda o: o.visitors)))
+                                                 visitors=record.total(lambda o: o.visitors),
+                                                 spend=bandits.max_spend()))
         assert np.all(blocked.record["visitors"] == T) and np.all(blocked.state.t == T)
-        assert np.all(blocked.state.max_spend <= gamma)
+        assert np.all(blocked.record["spend"] <= gamma)
         a, b = per_visitor.record, blocked.record["regret"]
         # two independent means of n runs: 5 sd of the difference
         tol = 5 * math.sqrt(a.var() / n + b.var() / n)
@@ -285,12 +287,15 @@ def test_gittins_policy_runs_and_is_not_private():
     env = bandits.make_environment(MBA_CTR)
     config = bandits.GittinsConfig(bandits.PolicyConfig(), max_count=30, discount=0.9,
                                    num_prices=256)
-    out = simulate(bandits.gittins_policy(config), bandits.gittins_params(env), make_key(0), 500,
-                   num_seeds=20, record=record.total(lambda o: o.regret))
-    assert np.all(np.isinf(out.state.max_spend))
+    alg = bandits.gittins_policy(config)
+    out = simulate(alg, bandits.gittins_params(env), make_key(0), 500, num_seeds=20,
+                   record=record.combine(regret=record.total(lambda o: o.regret),
+                                         spend=bandits.max_spend()))
+    assert np.all(np.isinf(out.record["spend"]))
+    assert isinstance(alg.privacy_event(bandits.gittins_params(env)), NoPrivacyEvent)
     assert np.all(out.state.shows.sum(-1) == 500)
     # far below random play's 500 * 0.029 / 2 = 7.25 on average
-    assert out.record.mean() < 7.25
+    assert out.record["regret"].mean() < 7.25
 
 
 @pytest.mark.parametrize("call, name", [

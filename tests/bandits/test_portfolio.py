@@ -129,6 +129,21 @@ def test_equal_split(experiments, solutions):
     assert float(w.total_bound) <= float(e.total_bound)
 
 
+def test_allocation_strategy_names_round_trip(solutions):
+    """allocate_budget -> strategy_names -> epsilon_greedy_params selects the allocated code
+    (issue 9: "dynamic" used to select the uncapped code 1, which overspent 2.35x)."""
+    env = bandits.make_environment([0.3, 0.2])
+    seen = set()
+    for alloc in solutions[0]:
+        codes = np.asarray(alloc.strategy)
+        for code, name, gamma in zip(codes, bandits.strategy_names(codes),
+                                     np.asarray(alloc.gamma), strict=True):
+            params = bandits.epsilon_greedy_params(env, name, float(gamma))
+            assert int(params.strategy) == int(code) != bandits.STRATEGIES["uncapped"]
+            seen.add(int(code))
+    assert bandits.STRATEGIES["dynamic"] in seen  # the code whose name used to mislead
+
+
 @pytest.mark.slow
 def test_vmap_over_budgets(experiments):
     K, T = experiments

@@ -50,7 +50,10 @@ def test_experiment_runs_at_a_tiny_size(tmp_path):
     for row in result.tables["privacy"]:
         # amplification never makes things worse than plain mu-GDP
         assert row["delta_analytic@eps=1"] <= row["delta_plain@eps=1"] + 1e-7
-    assert "RW-AdaBatch within its bound" in result.summary
+    verdicts = {v["claim"]: v for v in run["extra"]["verdicts"]}
+    bound = next(v for c, v in verdicts.items() if c.startswith("RW-AdaBatch regret <="))
+    assert bound["status"] == "reproduced" and bound["ours"] <= 1.0
+    assert "Verdicts:" in result.summary and bound["claim"] in result.summary
 
 
 def test_privacy_mu_must_be_one_of_the_mus(tmp_path):

@@ -171,3 +171,56 @@ def test_bad_inputs():
         A.classical_gaussian_sd(1.5, 1e-5, 1.0)
     with pytest.raises(ValueError, match="mu"):
         A.min_regret_setting(0.0, 5, 10)
+
+
+def test_sensitivity_settings_and_central_claim():
+    """R2: sensitivity Delta of a gain vector inside one node. Min Noise sd = sqrt(L) Delta / mu;
+    Min Regret: same eps, sd scaled by Delta / sqrt(n), lambda = optimal_learning_rate(sd); the
+    algorithm's privacy_event composes L node releases of mu_node = Delta / sd to the central mu."""
+    from ldpjax.mechanisms import ComposedEvent, epsilon
+
+    T, n, mu = 64, 9, 1.0
+    L = A.tree_levels(T)
+    mn = A.min_noise_setting(mu, n, T, sensitivity=1.0)
+    assert float(mn.node_sd) == pytest.approx(math.sqrt(L) / mu)
+    assert float(A.central_mu(mn.node_sd, n, T, sensitivity=1.0)) == pytest.approx(mu)
+    alg = A.tree_hedge(A.TreeHedgeConfig(n, T))
+    event = alg.privacy_event(mn)
+    assert isinstance(event, ComposedEvent) and len(event.events) == L
+    ref = alg.privacy_event(A.min_noise_setting(mu, n, T))  # default sqrt(n): same central mu
+    assert float(epsilon(event, 1e-5)) == pytest.approx(float(epsilon(ref, 1e-5)), rel=1e-5)
+    default = A.min_regret_setting(mu, n, T, num_steps=300)
+    scaled = A.min_regret_setting(mu, n, T, num_steps=300, sensitivity=1.0)
+    assert float(scaled.epsilon) == pytest.approx(float(default.epsilon), rel=1e-6)
+    assert float(scaled.node_sd) == pytest.approx(float(default.node_sd) / 3.0, rel=1e-5)
+    lam = float(A.optimal_learning_rate(scaled.node_sd, n, T))
+    assert float(scaled.learning_rate) == pytest.approx(lam, rel=1e-6)
+    # lambda* minimises the bound: a 1% step either way does not lower it
+    for f in (0.99, 1.01):
+        assert float(A.hedge_tree_regret_bound(lam * f, scaled.node_sd, n, T)) >= float(
+            A.hedge_tree_regret_bound(lam, scaled.node_sd, n, T)
+        )
+
+
+def test_tree_fails_closed():
+    """Concrete invalid params / gains: validate raises naming the leaf; traced ones: NaN."""
+    import jax
+
+    T, n = 8, 3
+    alg = A.tree_hedge(A.TreeHedgeConfig(n, T))
+    params = A.min_noise_setting(1.0, n, T)
+    good = jnp.full((T, n), 0.5)
+    alg.validate(params, good)
+    with pytest.raises(ValueError, match="inputs"):
+        alg.validate(params, good.at[3, 1].set(1.5))
+    for sd in (np.nan, -1.0, -0.0, np.inf):
+        with pytest.raises(ValueError, match="node_sd"):
+            alg.validate(params._replace(node_sd=jnp.asarray(sd)), good)
+    state = alg.init(params, jax.random.key(0))
+    step = jax.jit(alg.step)
+    new_state, _ = step(params, state, jnp.asarray([0.5, 2.0, 0.5]), jax.random.key(1))
+    assert np.all(np.isnan(new_state.noisy_nodes[0]))
+    for mu in (np.nan, -1.0, 0.0, -np.inf):
+        traced = jax.jit(lambda m: A.min_noise_setting(m, n, T))(jnp.asarray(mu, jnp.float32))
+        new_state, _ = step(traced, state, good[0], jax.random.key(1))
+        assert np.all(np.isnan(new_state.noisy_nodes[0])), mu

@@ -114,6 +114,7 @@ def static_meta_runs():
     ls = L.learner_set(L.static_family(N_STATIC))
     alg = M.rw_meta_algorithm(ls, N_STATIC)
     eta2_is_8 = 2.0 / math.sqrt(8.0)  # eta = sqrt(n) / mu = 2 / mu -> eta^2 = 8
+    # mu = inf: clean scores, y_t ~ N(0, 2t I); mu = sqrt(2): eta^2 = 2 (finite mu).
     params = product_grid(M.meta_params(1.0, ls), mu=[np.inf, math.sqrt(2.0), eta2_is_8])
     res = simulate(
         alg,
@@ -129,7 +130,8 @@ def static_meta_runs():
 
 
 def test_static_one_hot_meta_matches_rw_ftpl_marginals_at_eta_squared_two(static_meta_runs):
-    # eta^2 = 2 (mu = inf, and mu = sqrt(n / 2)): c_t = 2t = eta^2 t, RW-FTPL's variance.
+    # eta^2 = 2 (mu = sqrt(n / 2)): c_t = 2t = eta^2 t, RW-FTPL's variance. mu = inf: clean
+    # scores and y_t of variance c_t = 2t: the same per-round marginals.
     # Tolerance: empirical frequency of N = 4000 runs has sd <= sqrt(p(1-p)/N) <= 0.0079;
     # the reference (400k samples) adds sd <= 0.0008; 5 sd -> 0.044 (48 cells per mu).
     chosen, level = static_meta_runs
@@ -179,9 +181,9 @@ def test_privatize_gains_is_called_once_per_round(monkeypatch):
     calls = []
     real = privacy.privatize_gains
 
-    def spy(key, gains, eta):
+    def spy(key, gains, mu, sensitivity=None, **kwargs):
         calls.append(gains.shape)
-        return real(key, gains, eta)
+        return real(key, gains, mu, sensitivity, **kwargs)
 
     monkeypatch.setattr(privacy, "privatize_gains", spy)
     alg, params, state = _small_setup()
@@ -192,7 +194,7 @@ def test_privatize_gains_is_called_once_per_round(monkeypatch):
 def test_nothing_but_the_release_reads_the_gains(monkeypatch):
     # Replace the release by one that ignores the data: then the next state and the choice must
     # not depend on the gains at all (only the bookkeeping outputs may).
-    def fixed_release(key, gains, eta):
+    def fixed_release(key, gains, mu, sensitivity=None, **kwargs):
         return jax.random.normal(key, gains.shape, gains.dtype)
 
     monkeypatch.setattr(privacy, "privatize_gains", fixed_release)
@@ -224,7 +226,7 @@ def test_step_is_decide_then_release_then_observe():
         new_state, out = alg.step(params, state, g, key)
         release_key, meta_key = jax.random.split(key)
         eta = M.release_scale(config, params.mu)
-        noisy = privacy.privatize_gains(release_key, g, eta)
+        noisy = privacy.privatize_gains(release_key, g, params.mu)
         manual = M.meta_observe(config, params, state, noisy, eta)
         return new_state, out, manual, M.meta_decide(state, meta_key)
 
@@ -276,9 +278,11 @@ def test_regret_against_best_learner_within_theorem_3(regret_runs):
     T, n = gains.shape
     regret = res.record["learners"].max(-1) - res.record["meta"]  # (mu, seeds)
     for g, mu in enumerate(MUS_REGRET):
-        eta = float(privacy.noise_scale(mu, n))
+        eta = float(privacy.noise_scale(mu, n))  # the bound's eta (sqrt 2 at mu = inf)
         ratio = np.asarray(jax.jit(M.lambda_max_ratio)(res.state.covariance[g], eta, T))
         assert np.all((ratio >= -1e-5) & (ratio <= SMALL.size + 1e-4))
+        if mu == np.inf:  # clean scores: Sigma = 0, so the data-dependent term vanishes
+            assert np.all(np.abs(ratio) <= 1e-6)
         bound = np.asarray(regret_bound_meta(mu, T, SMALL.size, n, np.maximum(ratio, 0.0)))
         diff = regret[g] - bound
         assert diff.mean() <= 3 * diff.std() / math.sqrt(len(diff)), (
@@ -308,4 +312,52 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="learners"):
         M.MetaConfig(3, ())
     with pytest.raises(ValueError, match="sensitivity"):
-        M.MetaConfig(3, SMALL.learners, sensitivity=-1.0)
+        M.meta_params(1.0, SMALL, sensitivity=-1.0)
+    with pytest.raises(TypeError):
+        M.MetaConfig(3, SMALL.learners, sensitivity=1.0)  # a params leaf now, not config
+    with pytest.raises(TypeError):
+        M.rw_meta_algorithm(SMALL, 3, 1.0)  # granularity is keyword-only
+
+
+def test_mu_inf_learners_and_scores_see_clean_gains():
+    """mu = inf: eta = 0, the scores are X g (clean), Sigma stays 0, the learners step on the
+    clean gains (noise_sd = 0), and the selection perturbation y_t is still drawn (c_t = 2t)."""
+    n = 5
+    config = M.MetaConfig(n, SMALL.learners)
+    assert float(M.release_scale(config, jnp.inf)) == 0.0
+    alg = M.rw_meta(config)
+    params = M.meta_params(jnp.inf, SMALL)
+    state = alg.init(params, jax.random.key(0))
+    g = jnp.asarray([0.1, 0.9, 0.4, 0.2, 0.7])
+    new_state, out = alg.step(params, state, g, jax.random.key(1))
+    np.testing.assert_allclose(new_state.scores, state.actions @ g, rtol=1e-6)
+    np.testing.assert_array_equal(new_state.covariance, np.zeros_like(new_state.covariance))
+    clean = M.meta_observe(config, params, state, g, 0.0)
+    for a, b in zip(jax.tree_util.tree_leaves(new_state), jax.tree_util.tree_leaves(clean),
+                    strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert float(out.level) == 2.0  # c_1 = max(2 * 1, 0): y_1 ~ N(0, 2 I), still random
+    chosen = {
+        int(alg.step(params, state, g, jax.random.key(k))[1].chosen) for k in range(40)
+    }
+    assert len(chosen) > 1  # randomises among learners (all scores tie at t = 1)
+
+
+def test_fail_closed_on_bad_gains_and_budgets():
+    """Concrete: validate raises. Traced (jit): the release is NaN, so the scores become NaN."""
+    alg, params, state = _small_setup()
+    bad = jnp.full((4, 5), 5.0)
+    with pytest.raises(ValueError, match="inputs"):
+        alg.validate(params, bad)
+    with pytest.raises(ValueError, match="inputs"):
+        alg.validate(params, jnp.full((4, 3), 0.5))  # wrong number of experts
+    for mu in (np.nan, -1.0, 0.0, -np.inf):
+        with pytest.raises(ValueError, match="mu"):
+            alg.validate(params._replace(mu=jnp.asarray(mu)), jnp.full((4, 5), 0.5))
+    step = jax.jit(alg.step)
+    new_state, _ = step(params, state, jnp.full((5,), 5.0), jax.random.key(0))
+    assert np.all(np.isnan(new_state.scores))
+    for mu in (np.nan, -1.0, 0.0, -np.inf):
+        new_state, _ = step(params._replace(mu=jnp.asarray(mu, jnp.float32)), state,
+                            jnp.full((5,), 0.5), jax.random.key(0))
+        assert np.all(np.isnan(new_state.scores)), mu

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import REPO
-from tests.notebooks import run_notebook
+from tests.notebooks import assert_figures_displayed, run_notebook
 
 NOTEBOOK = REPO / "colab" / "01_experts_under_ldp.ipynb"
 
@@ -31,3 +31,5 @@ def test_notebook_runs_at_test_size():
     # part B: every output says which data it used
     assert "SYNTHETIC stand-in" in text
     assert "| NM | inf |" in text and "| NM | 1 |" in text
+    # inline backend: regret, batch sizes, amplification curves, cumulative gain, the data
+    assert_figures_displayed(nb, minimum=5)

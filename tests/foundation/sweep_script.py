@@ -1,8 +1,11 @@
 """Subprocess driver for the engine tests (multi-device and interrupted sweeps).
 
 usage: python sweep_script.py MODE OUT [CHECKPOINT_DIR]
-  MODE=devices : 1000 seeds x 4 privacy levels of the noisy counter on every device, with
-                 several chunk sizes; saves the records to OUT (npz).
+  MODE=devices : 1000 seeds x 4 privacy levels of a noisy counter on every device, with
+                 several chunk sizes, for the default generator and rng="fast" (philox, run
+                 device by device); saves the records to OUT (npz).
+  MODE=x64     : the same under float64 with a step that reduces over 1000 draws (sums in a
+                 data-dependent order are where float64 results could differ by an ulp).
   MODE=slow    : a deliberately slow sweep in many chunks with checkpoints (to be killed).
 """
 
@@ -10,24 +13,51 @@ from __future__ import annotations
 
 import sys
 
+if len(sys.argv) > 1 and sys.argv[1] == "x64":
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ldpjax.demo.noisy_counter import counter_params, noisy_counter
-from ldpjax.engine import Algorithm, make_key, product_grid, record, simulate
+from ldpjax.engine import Algorithm, make_key, record, simulate
 
 MUS = [0.25, 0.5, 1.0, 2.0]
 
 
-def counter_sweep(devices, seed_chunk, time_chunk=None):
-    params = product_grid(counter_params(1.0), mu=MUS)
-    result = simulate(
-        noisy_counter(), params, make_key(7), 64, num_seeds=1000, grid_ndim=1,
-        record=record.combine(last=record.last(), total=record.total(lambda o: o.error)),
-        devices=devices, seed_chunk=seed_chunk, time_chunk=time_chunk,
+
+def _counter_init(mu, key):
+    return jnp.zeros((), jnp.result_type(float))
+
+
+def _counter_step(mu, total, inputs, key):
+    # a self-contained noisy counter: add a Bernoulli(1/2) bit plus Gaussian noise of sd 1/mu
+    bit_key, noise_key = jax.random.split(key)
+    bit = jax.random.bernoulli(bit_key).astype(total.dtype)
+    total = total + bit + jax.random.normal(noise_key, (), total.dtype) / mu
+    return total, {"error": total, "bit": bit}
+
+
+COUNTER = Algorithm(_counter_init, _counter_step)
+
+
+def _reduce_step(mu, total, inputs, key):
+    draws = jax.random.normal(key, (1000,), total.dtype) / mu
+    total = total + jnp.mean(jnp.cos(draws) * draws) + jnp.std(draws)
+    return total, {"error": total}
+
+
+REDUCE = Algorithm(_counter_init, _reduce_step)
+
+
+def counter_sweep(devices, seed_chunk, time_chunk=None, rng=None, algorithm=COUNTER):
+    return simulate(
+        algorithm, jnp.asarray(MUS), make_key(7), 64, num_seeds=1000, grid_ndim=1,
+        record=record.combine(last=record.last("error"), total=record.total("error")),
+        devices=devices, seed_chunk=seed_chunk, time_chunk=time_chunk, rng=rng,
     )
-    return result
 
 
 def _slow_init(params, key):
@@ -49,23 +79,34 @@ def slow_sweep(checkpoint_dir):
     )
 
 
+def _device_runs(algorithm, rngs):
+    devices = jax.devices()
+    assert len(devices) == 4, devices
+    runs = {}
+    for rng in rngs:
+        tag = "" if rng is None else f"{rng}_"
+        runs.update({
+            f"{tag}four_devices_chunk250": counter_sweep(devices, 250, rng=rng, algorithm=algorithm),
+            f"{tag}four_devices_chunk333_time20": counter_sweep(devices, 333, 20, rng, algorithm),
+            f"{tag}one_device_chunk1000": counter_sweep(devices[:1], 1000, rng=rng, algorithm=algorithm),
+            f"{tag}one_device_chunk7": counter_sweep(devices[:1], 7, rng=rng, algorithm=algorithm),
+        })
+    arrays = {}
+    for name, res in runs.items():
+        arrays[name + "_last"] = res.record["last"]
+        arrays[name + "_total"] = res.record["total"]
+        arrays[name + "_devices"] = np.asarray(res.info["num_devices"])
+        arrays[name + "_execution"] = np.asarray(res.info["execution"])
+        arrays[name + "_rng"] = np.asarray(res.info["rng"])
+    return arrays
+
+
 if __name__ == "__main__":
     mode, out = sys.argv[1], sys.argv[2]
     if mode == "devices":
-        devices = jax.devices()
-        assert len(devices) == 4, devices
-        runs = {
-            "four_devices_chunk250": counter_sweep(devices, 250),
-            "four_devices_chunk333_time20": counter_sweep(devices, 333, 20),
-            "one_device_chunk1000": counter_sweep(devices[:1], 1000),
-            "one_device_chunk7": counter_sweep(devices[:1], 7),
-        }
-        arrays = {}
-        for name, res in runs.items():
-            arrays[name + "_last"] = res.record["last"].error
-            arrays[name + "_total"] = res.record["total"]
-            arrays[name + "_devices"] = np.asarray(res.info["num_devices"])
-        np.savez(out, **arrays)
+        np.savez(out, **_device_runs(COUNTER, (None, "fast")))
+    elif mode == "x64":
+        np.savez(out, **_device_runs(REDUCE, (None,)))
     elif mode == "slow":
         res = slow_sweep(sys.argv[3])
         np.savez(out, record=res.record, computed=res.info["chunks_computed"],

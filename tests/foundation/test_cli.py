@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from ldpjax.cli import main
+import ldpjax
+from ldpjax.cli import INTERRUPT_MESSAGE, main
+from ldpjax.engine.store import ChunkStore
+from ldpjax.experiments.outdir import LOCK_NAME, claim_output_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,7 +33,7 @@ def test_unknown_experiment_and_bad_options_exit_2(capsys, tmp_path):
     assert main(["run", "no-such-experiment"]) == 2
     assert "unknown experiment 'no-such-experiment'" in capsys.readouterr().err
     assert main(["run", "demo", "--horizon", "ten", "--out", str(tmp_path)]) == 2
-    assert "invalid" in capsys.readouterr().err
+    assert "--horizon expects an integer, got 'ten'" in capsys.readouterr().err
     assert main(["run", "demo", "--bogus", "1", "--out", str(tmp_path)]) == 2
     assert main(["run", "demo", "--mu", "-1", "--out", str(tmp_path)]) == 2
     assert "mu must be in (0, inf]" in capsys.readouterr().err
@@ -66,9 +74,10 @@ def test_console_script_reproduce_subset(tmp_path):
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    report = json.loads((tmp_path / "reproduce.json").read_text())
+    report = json.loads((tmp_path / "reproduce.json").read_text())["experiments"]
     assert report[0]["experiment"] == "demo" and report[0]["status"] == "ok"
     assert json.loads((tmp_path / "demo" / "run.json").read_text())["key_impl"] == "rbg"
+    assert "verdicts against the papers" in proc.stdout
 
 
 def test_plugin_experiments(tmp_path, capsys):
@@ -95,4 +104,197 @@ def test_full_reproduce_runs_everything(tmp_path):
                            "--no-progress"], capture_output=True, text=True, env=env, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "reproduce.json").read_text())
-    assert all(entry["status"] in ("ok", "skipped") for entry in report)
+    assert all(entry["status"] in ("ok", "skipped") for entry in report["experiments"])
+
+
+# ------------------------------------------------------------------ failure paths (issue 12)
+TINY = ["--seeds", "20", "--horizon", "20", "--mu", "1", "--no-progress"]
+
+
+def _one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_argument_errors_speak_the_users_words(tmp_path, capsys):
+    out = tmp_path / "new" / "demo"
+    assert main(["run", "demo", "--mu", "abc", "--out", str(out)]) == 2
+    assert "--mu expects comma-separated numbers, got 'abc'" in capsys.readouterr().err
+    assert main(["run", "demo", "--mu", "1,nan", "--out", str(out)]) == 2
+    assert "--mu expects comma-separated numbers" in capsys.readouterr().err
+    assert main(["run", "demo", "--rate", "half", "--out", str(out)]) == 2
+    assert "--rate expects a number, got 'half'" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+
+
+def test_refused_run_leaves_no_folder(tmp_path, capsys):
+    out = tmp_path / "a" / "b"
+    assert main(["run", "demo", *TINY[:-3], "--mu", "-1", "--out", str(out)]) == 2
+    assert "mu must be in (0, inf]" in _one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "a").exists()
+    # an existing folder is left as it was
+    out.mkdir(parents=True)
+    (out / "keep.txt").write_text("x")
+    assert main(["run", "demo", *TINY[:-3], "--mu", "-1", "--out", str(out)]) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_output_folder_checked_before_computing(tmp_path, capsys, monkeypatch):
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    assert main(["run", "demo", *TINY, "--out", str(a_file)]) == 2
+    assert "is a file, not a folder" in _one_line_error(capsys.readouterr().err)
+    assert main(["run", "demo", *TINY, "--out", str(a_file / "sub")]) == 2
+    assert "is a file" in _one_line_error(capsys.readouterr().err)
+    if Path("/proc/self").is_dir():  # a virtual file system: nothing can be created there
+        assert main(["run", "demo", *TINY, "--out", "/proc/ldpjax-test"]) == 2
+        assert "not writable" in _one_line_error(capsys.readouterr().err)
+    # free space: demand more than any disk has -> refused, nothing created, nothing computed
+    monkeypatch.setenv("LDPJAX_MIN_FREE_MB", str(2**40))
+    calls = []
+    monkeypatch.setattr("ldpjax.experiments.runner._run_and_write",
+                        lambda *a, **k: calls.append(1))
+    assert main(["run", "demo", *TINY, "--out", str(tmp_path / "big")]) == 2
+    assert "not enough free space" in _one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "big").exists() and not calls
+    assert main(["reproduce", "--only", "demo", "--out", str(tmp_path / "rep")]) == 2
+    assert "not enough free space" in _one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "rep").exists() and not calls
+
+
+def test_lock_keeps_two_runs_apart_and_stale_lock_is_taken_over(tmp_path, capsys):
+    out = tmp_path / "demo"
+    with claim_output_dir(out):  # another run holds the folder (flock is per open file)
+        assert main(["run", "demo", *TINY, "--out", str(out)]) == 2
+        line = _one_line_error(capsys.readouterr().err)
+        assert f"another ldpjax run (PID {os.getpid()}) is using output folder" in line
+        assert not (out / "run.json").exists()
+    assert not (out / LOCK_NAME).exists()  # released
+    # a lock file left by a dead process is taken over
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (out / LOCK_NAME).write_text(f"{dead.pid}\n")
+    assert main(["run", "demo", *TINY, "--out", str(out)]) == 0
+    assert (out / "run.json").is_file() and not (out / LOCK_NAME).exists()
+
+
+def test_full_disk_while_writing_is_one_line_and_leaves_no_temp_file(tmp_path, capsys,
+                                                                     monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("ldpjax.engine.store.np.savez", full)
+    out = tmp_path / "demo"
+    assert main(["run", "demo", *TINY, "--out", str(out)]) == 1
+    assert "no space left on the device" in _one_line_error(capsys.readouterr().err)
+    assert not list(out.rglob("*.tmp-*"))
+
+
+def test_chunk_store_temp_files_of_live_processes_survive(tmp_path):
+    store = ChunkStore(tmp_path, "f" * 64, {"what": "test"})
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live_tmp = store.dir / f"chunk-0000000000-0000000001.npz.tmp-{os.getppid()}-abcd"
+    dead_tmp = store.dir / f"chunk-0000000000-0000000001.npz.tmp-{dead.pid}-abcd"
+    live_tmp.write_bytes(b"partial")
+    dead_tmp.write_bytes(b"partial")
+    store = ChunkStore(tmp_path, "f" * 64, {"what": "test"})  # a second run opens the store
+    assert live_tmp.exists() and not dead_tmp.exists()
+    store.save(0, 1, [np.arange(3)])
+    assert [x.tolist() for x in store.load(0, 1, 1)] == [[0, 1, 2]]
+
+
+def test_mu_inf_runs(tmp_path):
+    out = tmp_path / "inf"
+    assert main(["run", "demo", "--seeds", "10", "--horizon", "20", "--mu", "inf,1",
+                 "--out", str(out), "--no-progress"]) == 0
+    rows = json.loads((out / "rmse.json").read_text())["rows"]
+    assert [r["rmse"] for r in rows if r["mu"] == "inf"] == [0.0] * 5
+
+
+def test_version_and_python_dash_m(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ldpjax {ldpjax.__version__}"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "ldpjax", "list"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 0 and "demo" in proc.stdout, proc.stderr
+
+
+def test_bench_subcommand_is_wired(monkeypatch, capsys):
+    seen = {}
+
+    def add_arguments(parser):
+        parser.add_argument("--repeat", type=int, default=1)
+
+    def run(args):
+        seen["repeat"] = args.repeat
+        return 0
+
+    fake = types.ModuleType("ldpjax.bench")
+    fake.add_arguments, fake.run = add_arguments, run
+    monkeypatch.setitem(sys.modules, "ldpjax.bench", fake)
+    assert main(["bench", "--repeat", "3"]) == 0 and seen == {"repeat": 3}
+    assert main(["bench", "--repeat", "x"]) == 2
+    assert "--repeat expects" not in capsys.readouterr().out
+    monkeypatch.setitem(sys.modules, "ldpjax.bench", None)  # not installed
+    assert main(["bench"]) == 2
+    assert "ldpjax.bench is not part of this installation" in capsys.readouterr().err
+
+
+def test_reproduce_collects_verdicts(tmp_path, capsys):
+    plugin = tmp_path / "verdict_plugin.py"
+    plugin.write_text(
+        "from ldpjax.experiments import Experiment, ExperimentResult\n"
+        "from ldpjax.experiments.verdicts import judge\n"
+        "def run(ctx):\n"
+        "    v = [judge('v-plugin', 'mean is 1', 1.02, 1.0, 0.05, tolerance_note='2 SE'),\n"
+        "         judge('v-plugin', 'sd is 2', 3.0, 2.0, 0.1, reason='our noise is larger')]\n"
+        "    return ExperimentResult(tables={'t': [{'a': 1}]}, summary='Two claims.',\n"
+        "                            extra={'verdicts': [x.as_dict() for x in v]})\n"
+        "EXPERIMENT = Experiment('v-plugin', 'verdict test', run, in_reproduce=False)\n"
+    )
+    out = tmp_path / "rep"
+    assert main(["--plugin", str(plugin), "reproduce", "--only", "v-plugin", "--out",
+                 str(out), "--no-progress"]) == 0
+    report = json.loads((out / "reproduce.json").read_text())
+    assert [v["status"] for v in report["verdicts"]] == ["reproduced", "not"]
+    assert {v["experiment"] for v in report["verdicts"]} == {"v-plugin"}
+    assert report["experiments"][0]["verdicts"] == 2
+    printed = capsys.readouterr().out
+    assert "1 reproduced, 0 partly, 1 not (of 2 claims)" in printed
+    assert "why: our noise is larger" in printed
+    summary = (out / "v-plugin" / "summary.txt").read_text()
+    assert summary.startswith("Two claims.") and "[not] sd is 2" in summary
+    assert len(json.loads((out / "v-plugin" / "run.json").read_text())["verdicts"]) == 2
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    """SIGINT during the computation: exit 130, one line, no traceback, no crash."""
+    out = tmp_path / "int"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # `python -m ldpjax ...`, with SIGINT handled as in a terminal (a shell's background job,
+    # which this test may be, starts its children with SIGINT ignored)
+    launcher = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
+                " sys.argv[0] = 'ldpjax'; runpy.run_module('ldpjax', run_name='__main__')")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", launcher, "run", "demo", "--seeds", "20000", "--horizon", "1000",
+         "--out", str(out), "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    deadline = time.monotonic() + 120
+    while not list(out.glob("chunks/*/manifest.json")) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run never started computing"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert [line for line in err.splitlines() if line.strip()] == [
+        f"ldpjax: {INTERRUPT_MESSAGE}"]
+    assert not (out / "run.json").exists()
+    with claim_output_dir(out):  # the lock died with the process: the folder is free again
+        pass

@@ -28,24 +28,35 @@ def test_gaussian_calibration_meets_eps_at_delta(x64):
     assert float(Q.gaussian_noise_scales(np.array([1.0]), 1e-5)[0]) == 0.0
 
 
-def test_dp_sgd_round_matches_numpy_transcription():
+@pytest.mark.parametrize("exact_law", [False, True])
+def test_dp_sgd_round_matches_numpy_transcription(exact_law):
+    # Key schedule written out here: round key -> (data, privacy); one data uniform per client
+    # and local step; one privacy key per local step, whose standard normals (one per client)
+    # scale by sigma_k = 1 / mu_k (sensitivity 1). exact_law: 1{x <= q} = 1{u < F(q)}.
     clients = Q.make_clients("normal", loc=[0.0, 1.0])
     r = np.array([0.4, 0.8])
     params = Q.quantile_params(0.7, r, clients, init=0.5)
-    config = Q.LocalSGDConfig(10, Q.C5)
+    config = Q.LocalSGDConfig(10, Q.C5, exact_law=exact_law)
     algorithm = Q.dp_sgd(config)
     state = algorithm.init(params, make_key(0))
     sigma = np.asarray(Q.gaussian_noise_scales(r, 1e-5), np.float64)
-    np.testing.assert_allclose(state.noise_scale, sigma, rtol=1e-5)
+    np.testing.assert_allclose(1.0 / np.asarray(state.mu), sigma, rtol=1e-5)
     key = make_key(3)
     state, out = algorithm.step(params, state, None, key)
-    draws = np.asarray(jax.random.uniform(key, (5, 2, 2)), np.float64)
-    noise = np.asarray(jax.random.normal(jax.random.fold_in(key, 1), (5, 2)), np.float64)
+    data_key, privacy_key = jax.random.split(key)
+    draws = np.asarray(jax.random.uniform(data_key, (5, 2)), np.float64)
+    noise_keys = jax.random.split(privacy_key, 5)
+    noise = np.stack([np.asarray(jax.random.normal(noise_keys[j], (2,)), np.float64) for j in range(5)])
     lr = 20.0 / (1.0 + 100.0) / 5
+    loc = np.array([0.0, 1.0])
     q = np.full(2, 0.5)
     for j in range(5):
-        x = np.array([0.0, 1.0]) + math.sqrt(2) * special.erfinv(2 * np.maximum(draws[j, 0], 2.0**-24) - 1)
-        q = q - lr * ((x <= q) - 0.7 + sigma * noise[j])
+        if exact_law:
+            below = draws[j] < special.ndtr(q - loc)
+        else:
+            x = loc + math.sqrt(2) * special.erfinv(2 * np.maximum(draws[j], 2.0**-24) - 1)
+            below = x <= q
+        q = q - lr * (below - 0.7 + sigma * noise[j])
     assert float(out.iterate) == pytest.approx(q.mean(), abs=1e-5)
 
 
@@ -96,11 +107,13 @@ def hete_runs():
 def test_federated_methods_target_q_star_and_dc_does_not(hete_runs):
     runs, q_star, local_mean, sigma = hete_runs
     # sd of a 64-replication mean ~ sigma_method / 8; allow 5 sd using a generous sigma bound
-    # (DP-SGD noise is larger: its RMSE is measured and used).
+    # (DP-SGD noise is larger: its RMSE is measured and used), plus the finite-t_T transient
+    # of SGD started at q_0 = 0 (Q* = 1.48): measured for C1 at t_T = 2000 over 4 x 256 runs
+    # (both report paths) as -0.0115 +- 0.0006, i.e. 0.85 sigma; allowance 1.0 sigma.
     for name in ("C1", "DP-SGD", "Single"):
         est = runs[name].estimate
         spread = max(sigma, est.std())
-        assert abs(est.mean() - q_star) <= 5 * spread / 8 + 0.2 * sigma, name
+        assert abs(est.mean() - q_star) <= 5 * spread / 8 + 1.0 * sigma, name
     dc = runs["DC"].estimate
     # DC targets the average of the local quantiles (here 0.19 below Q*), up to the small
     # finite-t_T bias of single-machine SGD (measured ~0.02): it must sit far closer to it.
@@ -119,24 +132,33 @@ def test_single_counts_pooled_records(hete_runs):
     assert np.all(runs["C1"].samples == 2000)
 
 
-def test_single_block_matches_numpy_transcription():
+@pytest.mark.parametrize("exact_law", [False, True])
+def test_single_block_matches_numpy_transcription(exact_law):
+    # Key schedule written out here: block key -> (data, privacy); data row 0 = owners,
+    # row 1 = values (sampling path only); one report uniform per record.
     clients = Q.make_clients(("normal", "cauchy"), loc=[0.0, 3.0])
     weights = np.array([0.3, 0.7])
     r = np.array([0.5, 0.9])
     params = Q.quantile_params(0.4, r, clients, weights, init=1.0)
-    algorithm = Q.single(Q.SingleConfig(5))
+    algorithm = Q.single(Q.SingleConfig(5, exact_law=exact_law))
     state = algorithm.init(params, make_key(0))
     key = make_key(9)
     state, out = algorithm.step(params, state, None, key)
-    u = np.asarray(jax.random.uniform(key, (3, 2)), np.float64)
+    data_key, privacy_key = jax.random.split(key)
+    u = np.asarray(jax.random.uniform(data_key, (1 if exact_law else 2, 2)), np.float64)
+    report_u = np.asarray(jax.random.uniform(privacy_key, (2,)), np.float64)
     owner = np.minimum(np.searchsorted(np.cumsum(weights), u[0] * weights.sum(), side="right"), 1)
+    cdf = (lambda q: special.ndtr(q), lambda q: 0.5 + math.atan(q - 3.0) / math.pi)
     q = 1.0
     path = []
     for j in range(2):
         k = owner[j]
-        uj = max(u[1, j], 2.0**-24)
-        x = math.sqrt(2) * special.erfinv(2 * uj - 1) if k == 0 else 3.0 + math.tan(math.pi * (uj - 0.5))
-        report = (x > q) if u[2, j] < r[k] else (u[2, j] >= (1 + r[k]) / 2)
+        if exact_law:
+            report = report_u[j] < r[k] * (1 - cdf[k](q)) + (1 - r[k]) / 2
+        else:
+            uj = max(u[1, j], 2.0**-24)
+            x = math.sqrt(2) * special.erfinv(2 * uj - 1) if k == 0 else 3.0 + math.tan(math.pi * (uj - 0.5))
+            report = (x > q) if report_u[j] < r[k] else (report_u[j] >= (1 + r[k]) / 2)
         inc = (1 - r[k] + 0.8 * r[k]) / (2 * r[k]) if report else -(1 + r[k] - 0.8 * r[k]) / (2 * r[k])
         q += 20.0 / (1.0 + 100.0) / 2 * inc  # block 1, lr_1 split over K = 2 records
         path.append(q)

@@ -32,6 +32,14 @@ def test_quantile_coverage_tiny(tmp_path):
     assert (out / "coverage_mae_vs_budget.png").is_file()
     assert (out / "coverage_mae_vs_r.png").is_file()
     assert (out / "hete_l.csv").is_file()
+    # one ECP and one MAE verdict per paper cell run, each against the paper's number
+    verdicts = result.extra["verdicts"]
+    cells = [v for v in verdicts if v["claim"].startswith(("ECP of", "MAE of"))]
+    assert len(cells) == 2 * len(paper)
+    for v in cells:
+        assert v["paper"] in {r["paper_ecp"] for r in paper} | {r["paper_mae"] for r in paper}
+        assert (v["status"] == "reproduced") == (abs(v["ours"] - v["paper"]) <= v["tolerance"])
+    assert "Verdicts:" in result.summary
 
 
 def test_quantile_coverage_rejects_bad_options(tmp_path):
@@ -58,6 +66,9 @@ def test_quantile_income_tiny(tmp_path):
     assert len(result.tables["ci_width_vs_r"]) == 3
     assert all(0.6 <= r["r"] <= 0.9 for r in result.tables["states"])
     assert (out / "income.png").is_file()
+    claims = {v["claim"]: v for v in result.extra["verdicts"]}
+    coverage = next(v for c, v in claims.items() if c.startswith("the self-normalised"))
+    assert coverage["paper"] == 0.95 and coverage["ours"] == main["ecp"]
 
 
 def test_quantile_income_without_the_package(monkeypatch, tmp_path, capsys):

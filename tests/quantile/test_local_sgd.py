@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy import stats
 
 import ldpjax.quantile as Q
 from ldpjax.engine import make_key, product_grid, record, rollout, simulate
@@ -15,34 +16,56 @@ from ldpjax.engine import make_key, product_grid, record, rollout, simulate
 Z95 = 6.747
 
 
-def test_one_round_matches_a_numpy_transcription():
+def _round_uniforms(key, e_max, k):
+    # The key schedule of a round, written out independently of the library's helpers:
+    # split the round key into (data, privacy); one data uniform and one report uniform per
+    # client and local step.
+    data_key, privacy_key = jax.random.split(key)
+    data_u = np.asarray(jax.random.uniform(data_key, (e_max, k)), np.float64)
+    report_u = np.asarray(jax.random.uniform(privacy_key, (e_max, k)), np.float64)
+    return data_u, report_u
+
+
+@pytest.mark.parametrize("exact_law", [False, True])
+def test_one_round_matches_a_numpy_transcription(exact_law):
     # Log schedule, 3 heterogeneous clients (normal / uniform / laplace), unequal weights.
+    # exact_law=False: x = F^-1(u), report = RR(1{x > q}) from one report uniform;
+    # exact_law=True: report = 1{u' < r (1 - F(q)) + (1 - r)/2}, no data draw.
     clients = Q.make_clients(("normal", "uniform", "laplace"), loc=[0.0, 1.0, -1.0], scale=[1.0, 2.0, 0.5])
     weights = np.array([0.5, 0.3, 0.2])
     r = np.array([0.3, 0.7, 1.0])
     tau = 0.4
     params = Q.quantile_params(tau, r, clients, weights, init=0.25)
-    config = Q.LocalSGDConfig(30, Q.LOG)
+    config = Q.LocalSGDConfig(30, Q.LOG, exact_law=exact_law)
     algorithm = Q.local_sgd(config)
     state = algorithm.init(params, make_key(0))
     q_shared = 0.25
     e_max = max(config.local_steps)
+    cdfs = (
+        stats.norm.cdf,
+        lambda q: stats.uniform.cdf(q, loc=-1.0, scale=4.0),
+        lambda q: stats.laplace.cdf(q, loc=-1.0, scale=0.5),
+    )
     for m in range(4):  # rounds 1..4: E = 1, 2, 2, 3
         key = jax.random.fold_in(make_key(1), m)
         state, out = algorithm.step(params, state, None, key)
-        draws = np.asarray(jax.random.uniform(key, (e_max, 2, 3)), np.float64)
+        data_u, report_u = _round_uniforms(key, e_max, 3)
         e_m = config.local_steps[m]
         lr = 20.0 / ((m + 1) ** 0.51 + 100.0) / e_m
         q = np.full(3, q_shared)
         for j in range(e_m):
-            u = np.maximum(draws[j, 0], 2.0**-24)
-            x = np.array([
-                np.sqrt(2) * __import__("scipy.special", fromlist=["erfinv"]).erfinv(2 * u[0] - 1),
-                1.0 + 2.0 * (2 * u[1] - 1),
-                -1.0 - 0.5 * np.sign(u[2] - 0.5) * np.log(1 - 2 * abs(u[2] - 0.5)),
-            ])
-            truthful = draws[j, 1] < r
-            report = np.where(truthful, x > q, draws[j, 1] >= (1 + r) / 2)
+            if exact_law:
+                survival = 1.0 - np.array([F(qk) for F, qk in zip(cdfs, q, strict=True)])
+                report = report_u[j] < r * survival + (1 - r) / 2
+            else:
+                u = np.maximum(data_u[j], 2.0**-24)
+                x = np.array([
+                    stats.norm.ppf(u[0]),
+                    1.0 + 2.0 * (2 * u[1] - 1),
+                    -1.0 - 0.5 * np.sign(u[2] - 0.5) * np.log(1 - 2 * abs(u[2] - 0.5)),
+                ])
+                truthful = report_u[j] < r
+                report = np.where(truthful, x > q, report_u[j] >= (1 + r) / 2)
             up = (1 - r + 2 * tau * r) / (2 * r)
             down = (1 + r - 2 * tau * r) / (2 * r)
             q = q + lr * np.where(report, up, -down)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import REPO
-from tests.notebooks import run_notebook
+from tests.notebooks import assert_figures_displayed, run_notebook
 
 
 def test_federated_quantiles_notebook_runs():
@@ -13,3 +13,6 @@ def test_federated_quantiles_notebook_runs():
     )
     assert "devices:" in outputs
     assert "width (hetero r):" in outputs
+    # inline backend: the coverage figure(s), the income figure (when the census data is
+    # installed) and the CI-width panel
+    assert_figures_displayed(nb, minimum=2)

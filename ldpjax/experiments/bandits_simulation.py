@@ -1,5 +1,5 @@
-"""Helpers that run grids of bandit policies through the engine (used by the experiments and
-the notebook): stack per-configuration parameters along one grid axis, pick the exact
+"""Experiment-side helpers that run grids of bandit policies through the engine (used by the
+``bandits-*`` experiments and the privacy-budgeting notebook): stack per-configuration parameters along one grid axis, pick the exact
 per-visitor policy or the block-updated one (long horizons), and summarise regret, clicks and
 the realised experiment budget max_t xi_t of every run.
 
@@ -22,13 +22,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ldpjax.bandits import budgets as budgets_lib
-from ldpjax.bandits.baselines import nonprivate_greedy
-from ldpjax.bandits.batched import BlockConfig, BlockParams, batched_epsilon_greedy, num_blocks
-from ldpjax.bandits.environment import Environment
-from ldpjax.bandits.epsilon_greedy import epsilon_greedy, epsilon_greedy_params
-from ldpjax.bandits.gittins import GittinsConfig, gittins_params, gittins_policy
-from ldpjax.bandits.state import PolicyConfig
+from ldpjax.bandits import (
+    STRATEGIES,
+    BlockConfig,
+    BlockParams,
+    Environment,
+    GittinsConfig,
+    PolicyConfig,
+    batched_epsilon_greedy,
+    epsilon_greedy,
+    epsilon_greedy_params,
+    gittins_params,
+    gittins_policy,
+    max_spend,
+    nonprivate_greedy,
+    num_blocks,
+)
 from ldpjax.engine import record, simulate
 from ldpjax.types import PRNGKey
 
@@ -97,21 +106,21 @@ def run_epsilon_greedy_grid(
     if exact:
         alg = epsilon_greedy(PolicyConfig(num_segments, max_arms))
         rec = record.combine(regret=record.total(lambda o: o.regret),
-                             clicks=record.total(lambda o: o.click))
+                             clicks=record.total(lambda o: o.click), spend=max_spend())
         res = simulate_fn(alg, params, horizon, label=label, grid_ndim=1, record=rec)
     else:
         alg = batched_epsilon_greedy(BlockConfig(num_segments, max_arms, growth=growth))
         n = jax.tree_util.tree_leaves(params)[0].shape[0]
         block = BlockParams(params, jnp.full((n,), horizon, jnp.int32), jnp.zeros((n,), jnp.int32))
         rec = record.combine(regret=record.total(lambda o: o.regret),
-                             clicks=record.total(lambda o: o.clicks))
+                             clicks=record.total(lambda o: o.clicks), spend=max_spend())
         res = simulate_fn(alg, block, num_blocks(horizon, growth), label=label, grid_ndim=1,
                           record=rec)
         if not np.all(res.state.t == horizon):
             raise RuntimeError("block schedule did not cover the horizon")
     return GridResult(labels, np.asarray(res.record["regret"], np.float64),
                       np.asarray(res.record["clicks"], np.float64),
-                      np.asarray(res.state.max_spend, np.float64), exact)
+                      np.asarray(res.record["spend"], np.float64), exact)
 
 
 def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discount: float,
@@ -121,13 +130,13 @@ def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discou
     config = GittinsConfig(PolicyConfig(num_segments, max_arms), max_count=max_count,
                            discount=discount)
     rec = record.combine(regret=record.total(lambda o: o.regret),
-                         clicks=record.total(lambda o: o.click))
+                         clicks=record.total(lambda o: o.click), spend=max_spend())
     params = stack_params([gittins_params(env)])
     res = simulate_fn(gittins_policy(config), params, horizon, label=label, grid_ndim=1,
                       record=rec)
     return GridResult([PolicyLabel("gittins", math.inf)], np.asarray(res.record["regret"],
                       np.float64), np.asarray(res.record["clicks"], np.float64),
-                      np.asarray(res.state.max_spend, np.float64), True)
+                      np.asarray(res.record["spend"], np.float64), True)
 
 
 def oracle_clicks(key: PRNGKey, env: Environment, horizon: int, num_seeds: int) -> GridResult:
@@ -154,7 +163,7 @@ def default_simulate(key: PRNGKey, num_seeds: int) -> Callable:
 
 
 def strategy_code_of(label: PolicyLabel) -> int:
-    return {"constant": budgets_lib.CONSTANT, "dynamic": budgets_lib.CAPPED}[label.policy]
+    return {"constant": STRATEGIES["constant"], "dynamic": STRATEGIES["capped"]}[label.policy]
 
 
 __all__ = [

@@ -1,0 +1,181 @@
+"""Checks of :func:`ldpjax.engine.simulate`'s arguments at the Python boundary (before compiling).
+
+Wrong types raise ``TypeError`` and out-of-range values ``ValueError``; both name the argument
+(and, for pytrees, the leaf path such as ``params.mu``), so that a bad sweep fails here instead
+of deep inside a JAX broadcasting or reduction error. :func:`validate_algorithm` runs the
+algorithm's own ``validate`` hook on the concrete parameter grid and inputs and names the grid
+index of the first offending point.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import jax
+import numpy as np
+
+from ldpjax.engine.keys import MAX_SEED_INDEX
+from ldpjax.types import PyTree
+
+_NUMERIC_KINDS = "biuf"  # bool, int, uint, float
+
+
+def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """An integer in ``[low, high]`` (``TypeError`` for non-numbers, ``ValueError`` otherwise)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Number, np.ndarray)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if isinstance(value, (bool, np.bool_)) or np.ndim(value) != 0:
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    try:
+        ok = float(value) == int(value)
+    except (OverflowError, ValueError, TypeError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be an integer {allowed}, got {value}")
+    return value
+
+
+
+def leaf_name(name: str, path) -> str:
+    """``params.mu`` / ``inputs[0]`` style name of a leaf."""
+    if not path:
+        return name
+    parts = []
+    for entry in path:
+        if isinstance(entry, jax.tree_util.GetAttrKey):
+            parts.append(f".{entry.name}")
+        elif isinstance(entry, jax.tree_util.DictKey):
+            parts.append(f"[{entry.key!r}]")
+        elif isinstance(entry, jax.tree_util.SequenceKey):
+            parts.append(f"[{entry.idx}]")
+        else:
+            parts.append(str(entry))
+    return name + "".join(parts)
+
+
+def check_numeric_tree(name: str, tree: PyTree, *, allow_empty: bool = False) -> None:
+    """Every leaf numeric (bool/int/float arrays); no strings, objects, complex; not empty."""
+    for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+        where = leaf_name(name, path)
+        if isinstance(leaf, (str, bytes)):
+            raise TypeError(f"{where} must be numeric, got the string {leaf!r}")
+        if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            continue
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is None:
+            try:
+                dtype = np.asarray(leaf).dtype
+            except Exception as err:  # noqa: BLE001
+                raise TypeError(f"{where} must be a numeric array, got {type(leaf).__name__}") from err
+        dtype = np.dtype(dtype)
+        if dtype.kind not in _NUMERIC_KINDS:
+            kind = {"U": "strings", "S": "bytes", "O": "Python objects", "c": "complex numbers"}
+            raise TypeError(
+                f"{where} must hold bool, integer or float numbers, got "
+                f"{kind.get(dtype.kind, 'dtype ' + str(dtype))}"
+            )
+        if not allow_empty and np.size(leaf) == 0:
+            raise ValueError(f"{where} is empty (shape {np.shape(leaf)})")
+
+
+def num_steps_of(num_steps: Any, inputs: PyTree) -> int:
+    """The horizon: ``num_steps``, or the common time length of ``inputs``; checked."""
+    lengths = {}
+    for path, leaf in jax.tree_util.tree_leaves_with_path(inputs):
+        shape = np.shape(leaf)
+        if len(shape) == 0:
+            raise ValueError(
+                f"{leaf_name('inputs', path)} needs a leading time axis, got a scalar"
+            )
+        lengths[leaf_name("inputs", path)] = int(shape[0])
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            f"every inputs leaf needs the same leading time axis, got lengths {lengths}"
+        )
+    length = next(iter(lengths.values())) if lengths else None
+    if length == 0:
+        raise ValueError("inputs have an empty time axis (0 steps)")
+    if num_steps is None:
+        if length is None:
+            raise ValueError("num_steps is required when there are no inputs")
+        return length
+    num_steps = check_int("num_steps", num_steps, 1)
+    if length is not None and length < num_steps:
+        raise ValueError(
+            f"inputs have {length} time steps, fewer than num_steps={num_steps}"
+        )
+    return num_steps
+
+
+def check_seeds(num_seeds: Any, seed_offset: Any) -> tuple[int, int]:
+    num_seeds = check_int("num_seeds", num_seeds, 1, MAX_SEED_INDEX)
+    seed_offset = check_int("seed_offset", seed_offset, 0, MAX_SEED_INDEX - 1)
+    if seed_offset + num_seeds > MAX_SEED_INDEX:
+        raise ValueError(
+            f"seed_offset + num_seeds must be <= 2**32 (seed indices are folded into the key as "
+            f"32-bit words; larger ones would wrap around and repeat seed "
+            f"{(seed_offset + num_seeds) % MAX_SEED_INDEX - 1}'s draws), got seed_offset="
+            f"{seed_offset}, num_seeds={num_seeds}"
+        )
+    return num_seeds, seed_offset
+
+
+def check_grid_ndim(grid_ndim: Any, params: PyTree) -> int:
+    grid_ndim = check_int("grid_ndim", grid_ndim, 0)
+    for path, leaf in jax.tree_util.tree_leaves_with_path(params):
+        if np.ndim(leaf) < grid_ndim:
+            raise ValueError(
+                f"grid_ndim={grid_ndim} but {leaf_name('params', path)} has only "
+                f"{np.ndim(leaf)} dimension(s) (shape {np.shape(leaf)})"
+            )
+    return grid_ndim
+
+
+def _unravel(index: int, grid_shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(index, grid_shape)) if grid_shape else ()
+
+
+def validate_algorithm(algorithm, params: PyTree, inputs: PyTree, grid_shape, grid_ndim) -> None:
+    """Run ``algorithm.validate(params, inputs)`` on the concrete grid; name the grid index.
+
+    The whole grid is validated at once; if that fails and the grid has several points, the
+    points are validated one by one and the error names the first failing one (its index and
+    the grid shape). Errors keep their type (``ValueError``/``TypeError``).
+    """
+    validate = getattr(algorithm, "validate", None)
+    if validate is None:
+        return
+    try:
+        validate(params, inputs)
+    except (ValueError, TypeError) as err:
+        if not grid_shape or int(np.prod(grid_shape)) == 1:
+            raise
+        flat = jax.tree_util.tree_map(
+            lambda x: np.asarray(x).reshape((-1,) + np.shape(x)[grid_ndim:]), params
+        )
+        for g in range(int(np.prod(grid_shape))):
+            point = jax.tree_util.tree_map(lambda x, g=g: x[g], flat)
+            try:
+                validate(point, inputs)
+            except (ValueError, TypeError) as point_err:
+                index = _unravel(g, tuple(grid_shape))
+                raise type(point_err)(
+                    f"{point_err} (params grid point {index} of grid shape {tuple(grid_shape)})"
+                ) from err
+        raise type(err)(f"{err} (on the whole params grid of shape {tuple(grid_shape)})") from err
+
+
+__all__ = [
+    "check_grid_ndim",
+    "check_int",
+    "check_numeric_tree",
+    "check_seeds",
+    "leaf_name",
+    "num_steps_of",
+    "validate_algorithm",
+]

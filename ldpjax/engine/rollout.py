@@ -1,0 +1,168 @@
+"""The pure part of the engine: one run as ``lax.scan`` over time, its key schedule, and the
+batched (``vmap``-ed, optionally sharded) kernels that :func:`ldpjax.engine.simulate` calls.
+
+Key schedule (see :mod:`ldpjax.engine.keys`): run ``(grid point g, seed s)`` uses
+``init_key, run_key = split(fold_in(base, s))`` with ``base = key`` (common random numbers) or
+``fold_in(key, g)`` (independent grid points); step t uses ``fold_in(run_key, t)``. Nothing
+depends on how runs are batched or time is chunked.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from ldpjax.engine import record as record_lib
+from ldpjax.engine.base import Algorithm
+from ldpjax.engine.keys import as_typed_key, convert_key, resolve_rng, seed_keys
+from ldpjax.types import PRNGKey, PyTree
+
+AXIS = "runs"
+
+
+def inputs_at(inputs: PyTree, t: int) -> PyTree:
+    return jax.tree_util.tree_map(lambda x: x[t], inputs)
+
+
+def run_base_key(key, stream):
+    """The key a run's seed is folded into: ``key``, or ``fold_in(key, stream)`` per grid point."""
+    return key if stream is None else jax.random.fold_in(key, stream)
+
+
+def init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0, stream=None):
+    init_key, run_key = seed_keys(run_base_key(key, stream), seed_index)
+    state = algorithm.init(params, init_key)
+    _, out_spec = jax.eval_shape(algorithm.step, params, state, inputs0, run_key)
+    return state, recorder.init(out_spec, num_steps)
+
+
+def advance(
+    algorithm, recorder, num_steps, length, params, key, seed_index, state, acc, t0, xs,
+    stream=None,
+):
+    _, run_key = seed_keys(run_base_key(key, stream), seed_index)
+    times = t0 + jnp.arange(length, dtype=jnp.int32)
+
+    def body(carry, scanned):
+        state, acc = carry
+        t, inputs_t = scanned
+        state, outputs = algorithm.step(params, state, inputs_t, jax.random.fold_in(run_key, t))
+        return (state, recorder.update(acc, outputs, t, num_steps)), None
+
+    (state, acc), _ = jax.lax.scan(body, (state, acc), (times, xs), length=length)
+    return state, acc
+
+
+def rollout(
+    algorithm: Algorithm,
+    params: PyTree,
+    key: PRNGKey,
+    num_steps: int | None = None,
+    *,
+    inputs: PyTree = None,
+    record: record_lib.Recorder | None = None,
+    seed_index: int = 0,
+    rng: str | None = None,
+) -> tuple[PyTree, PyTree]:
+    """One run of ``num_steps`` steps as a pure function: returns ``(final_state, record)``.
+
+    Uses exactly the keys of run ``seed_index`` in :func:`~ldpjax.engine.simulate` (pass the
+    same ``rng``), so ``rollout(..., seed_index=s)`` reproduces seed s of a sweep.
+    ``jit``/``vmap``/``grad``-able (gradients flow through the scan to the numeric ``params``).
+    """
+    from ldpjax.engine.checks import num_steps_of  # local: checks imports this module
+
+    num_steps = num_steps_of(num_steps, inputs)
+    recorder = record if record is not None else record_lib.last()
+    key = as_typed_key(key)
+    key = convert_key(key, resolve_rng(rng, key))
+    inputs = jax.tree_util.tree_map(lambda x: x[:num_steps], inputs)
+    inputs0 = None if inputs is None else inputs_at(inputs, 0)
+    state, acc = init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0)
+    state, acc = advance(
+        algorithm, recorder, num_steps, num_steps, params, key, seed_index, state, acc, 0, inputs
+    )
+    return state, recorder.finalize(acc, num_steps)
+
+
+# --------------------------------------------------------------------------- batched kernels
+def take(params_flat, index):
+    return jax.tree_util.tree_map(lambda x: x[index], params_flat)
+
+
+def _abstract(tree: PyTree):
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, tuple((tuple(jnp.shape(x)), jnp.result_type(x)) for x in leaves)
+
+
+@functools.lru_cache(maxsize=256)
+def _specs_cached(algorithm, recorder, num_steps, params_sig, inputs_sig, key_sig, probe):
+    return probe()
+
+
+def run_specs(algorithm, recorder, num_steps, one_params, key, inputs0):
+    """Abstract (state, acc, outputs, record) of one run; cached per algorithm, recorder and
+    input shapes so a repeated sweep does not trace the algorithm again."""
+
+    def probe():
+        state_spec, acc_spec = jax.eval_shape(
+            lambda: init_run(algorithm, recorder, num_steps, one_params, key, 0, inputs0)
+        )
+        _, out_spec = jax.eval_shape(algorithm.step, one_params, state_spec, inputs0, key)
+        rec_spec = jax.eval_shape(lambda a: recorder.finalize(a, num_steps), acc_spec)
+        return state_spec, acc_spec, out_spec, rec_spec
+
+    key_sig = (tuple(key.shape), str(key.dtype))
+    return _specs_cached(
+        algorithm, recorder, num_steps, _abstract(one_params), _abstract(inputs0), key_sig, probe
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=True):
+    """Jitted batched init / advance / finalize for one static configuration (cached).
+
+    The cache compares the recorder by value (:class:`~ldpjax.engine.record.Recorder`), the
+    algorithm by its functions, and ``mesh`` by its devices.
+    """
+    out_sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec(AXIS))
+
+    def stream(p):
+        return None if common_random_numbers else p
+
+    def init(params_flat, key, param_idx, seed_idx, inputs0):
+        def one(p, s):
+            return init_run(
+                algorithm, recorder, num_steps, take(params_flat, p), key, s, inputs0, stream(p)
+            )
+
+        return jax.vmap(one)(param_idx, seed_idx)
+
+    def adv(params_flat, key, param_idx, seed_idx, state, acc, t0, xs):
+        def one(p, s, state, acc):
+            return advance(
+                algorithm, recorder, num_steps, length, take(params_flat, p), key, s, state, acc,
+                t0, xs, stream(p),
+            )
+
+        return jax.vmap(one)(param_idx, seed_idx, state, acc)
+
+    def finalize(acc):
+        return jax.vmap(lambda a: recorder.finalize(a, num_steps))(acc)
+
+    jit = functools.partial(jax.jit, out_shardings=out_sharding)
+    # Donating the carried state saves memory on accelerators; CPU cannot use donated buffers.
+    donate = () if jax.default_backend() == "cpu" else (4, 5)
+    return jit(init), jit(adv, donate_argnums=donate), jit(finalize)
+
+
+def make_mesh(devices) -> Mesh | None:
+    import numpy as np
+
+    return Mesh(np.asarray(devices), (AXIS,)) if len(devices) > 1 else None
+
+
+__all__ = ["advance", "init_run", "kernels", "rollout", "run_specs"]

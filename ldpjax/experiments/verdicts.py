@@ -1,0 +1,227 @@
+"""One verdict format for every experiment: does our number reproduce the paper's?
+
+A :class:`Verdict` compares one claim of a paper with what the run measured. It is *computed*
+from the run's own tables by :func:`judge` (never written by hand): ``reproduced`` when our
+number is within ``tolerance`` of the paper's, ``partly`` when it is within
+``partly_factor * tolerance`` (or when the caller decides the claim's direction holds but not
+its size), ``not`` otherwise. The tolerance should be the sampling error where there is one
+(e.g. 2 standard errors of our estimate, plus the paper's own reporting precision); say how it
+was derived in ``tolerance_note``.
+
+Experiments put ``[v.as_dict() for v in verdicts]`` under ``extra["verdicts"]`` of their
+:class:`~ldpjax.experiments.base.ExperimentResult` (the runner writes them to ``run.json``,
+``summary.txt`` and ``reproduce.json``) and build their summary sentences from the verdicts with
+:func:`summary_lines`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+STATUSES = ("reproduced", "partly", "not")
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """One paper claim against our measurement.
+
+    Attributes:
+      experiment: the experiment's CLI name.
+      claim: the claim in a few words ("RW-Meta beats A&S at mu = 1, CA").
+      status: ``reproduced``, ``partly`` or ``not``.
+      ours: our number (or None for a purely qualitative claim).
+      paper: the paper's number (or None).
+      tolerance: the absolute tolerance used.
+      tolerance_note: how the tolerance was derived ("2 SE of 20 runs + paper rounding").
+      reason: one sentence on why, where the claim is not (fully) reproduced and we know why.
+    """
+
+    experiment: str
+    claim: str
+    status: str
+    ours: float | None = None
+    paper: float | None = None
+    tolerance: float | None = None
+    tolerance_note: str = ""
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        for name in ("ours", "paper", "tolerance"):
+            value = out[name]
+            if value is not None and not math.isfinite(float(value)):
+                out[name] = None if math.isnan(float(value)) else repr(float(value))
+            elif value is not None:
+                out[name] = float(value)
+        return out
+
+    def line(self) -> str:
+        """One human-readable line: ``[status] claim: ours X vs paper Y (tol +-Z; note)``."""
+        parts = [f"[{self.status}] {self.claim}"]
+        if self.ours is not None or self.paper is not None:
+            nums = []
+            if self.ours is not None:
+                nums.append(f"ours {_fmt(self.ours)}")
+            if self.paper is not None:
+                nums.append(f"paper {_fmt(self.paper)}")
+            if self.tolerance is not None:
+                tol = f"tolerance {_fmt(self.tolerance)}"
+                if self.tolerance_note:
+                    tol += f" = {self.tolerance_note}"
+                nums.append(tol)
+            elif self.tolerance_note:
+                nums.append(self.tolerance_note)
+            parts.append(": " + ", ".join(nums))
+        elif self.tolerance_note:
+            parts.append(f" ({self.tolerance_note})")
+        if self.reason:
+            parts.append(f". {self.reason}")
+        return "".join(parts)
+
+
+def _fmt(x: float) -> str:
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x != 0 and (abs(x) >= 1e4 or abs(x) < 1e-3):
+        return f"{x:.3g}"
+    return f"{x:.4g}"
+
+
+def judge(
+    experiment: str,
+    claim: str,
+    ours: float,
+    paper: float,
+    tolerance: float,
+    *,
+    tolerance_note: str = "",
+    partly_factor: float = 3.0,
+    reason: str = "",
+) -> Verdict:
+    """Compare ``ours`` with ``paper`` at absolute ``tolerance``.
+
+    ``reproduced`` if ``|ours - paper| <= tolerance``; ``partly`` if within
+    ``partly_factor * tolerance``; else ``not``. A NaN ``ours`` is ``not``. ``reason`` is kept only
+    when the claim is not fully reproduced.
+    """
+    if not tolerance >= 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
+    if not partly_factor >= 1:
+        raise ValueError(f"partly_factor must be >= 1, got {partly_factor!r}")
+    ours_f, paper_f = float(ours), float(paper)
+    gap = abs(ours_f - paper_f)
+    if math.isnan(gap):
+        status = "not"
+    elif gap <= tolerance:
+        status = "reproduced"
+    elif gap <= partly_factor * tolerance:
+        status = "partly"
+    else:
+        status = "not"
+    return Verdict(
+        experiment, claim, status, ours_f, paper_f, float(tolerance), tolerance_note,
+        reason if status != "reproduced" else "",
+    )
+
+
+def judge_condition(
+    experiment: str,
+    claim: str,
+    holds: bool,
+    *,
+    partly: bool = False,
+    ours: float | None = None,
+    paper: float | None = None,
+    tolerance: float | None = None,
+    tolerance_note: str = "",
+    reason: str = "",
+) -> Verdict:
+    """A qualitative claim (an ordering, a sign): ``reproduced`` if ``holds``, ``partly`` if only
+    ``partly`` holds (e.g. in some cells), else ``not``."""
+    status = "reproduced" if holds else ("partly" if partly else "not")
+    return Verdict(
+        experiment, claim, status,
+        None if ours is None else float(ours),
+        None if paper is None else float(paper),
+        None if tolerance is None else float(tolerance),
+        tolerance_note, reason if status != "reproduced" else "",
+    )
+
+
+def summary_lines(verdicts: Iterable[Verdict]) -> str:
+    """The verdicts as summary text, one per line, with a count line first."""
+    verdicts = list(verdicts)
+    counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
+    head = (
+        f"Verdicts: {counts['reproduced']} reproduced, {counts['partly']} partly, "
+        f"{counts['not']} not (of {len(verdicts)} claims)."
+    )
+    return "\n".join([head, *(v.line() for v in verdicts)])
+
+
+def verdict_table(verdicts: Sequence[dict[str, Any] | Verdict]) -> list[dict[str, Any]]:
+    """Rows (dicts) for a CSV/JSON table or a printed table of verdicts."""
+    rows = []
+    for v in verdicts:
+        d = v.as_dict() if isinstance(v, Verdict) else dict(v)
+        rows.append({k: d.get(k) for k in (
+            "experiment", "claim", "status", "ours", "paper", "tolerance", "tolerance_note",
+            "reason")})
+    return rows
+
+
+__all__ = ["STATUSES", "Verdict", "judge", "judge_condition", "summary_lines", "verdict_table"]
+
+
+def format_verdict_table(rows: Sequence[dict[str, Any] | Verdict]) -> str:
+    """A fixed-width text table of verdict rows (``ldpjax reproduce`` prints it last).
+
+    Columns: experiment, status, claim, ours, paper, tolerance; a row's ``reason`` follows on
+    its own indented line. Long claims are cut at 60 characters (the JSON keeps them whole).
+    """
+    rows = verdict_table(rows)
+    if not rows:
+        return ""
+
+    def num(x: Any) -> str:
+        if x is None:
+            return "-"
+        try:
+            return _fmt(float(x))
+        except (TypeError, ValueError):
+            return str(x)
+
+    def cut(text: Any, width: int) -> str:
+        text = " ".join(str(text or "").split())
+        return text if len(text) <= width else text[: width - 3] + "..."
+
+    cells = [
+        (cut(r["experiment"], 28), str(r["status"]), cut(r["claim"], 60), num(r["ours"]),
+         num(r["paper"]), num(r["tolerance"]))
+        for r in rows
+    ]
+    head = ("experiment", "status", "claim", "ours", "paper", "tolerance")
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
+    right = (False, False, False, True, True, True)
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if r else v.ljust(w)
+                         for v, w, r in zip(values, widths, right, strict=True)).rstrip()
+
+    out = [line(head), line(["-" * w for w in widths])]
+    for row, cell in zip(rows, cells, strict=True):
+        out.append(line(cell))
+        if row.get("reason"):
+            out.append(" " * (widths[0] + 2) + "why: " + " ".join(str(row["reason"]).split()))
+    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
+    out.append(f"{counts['reproduced']} reproduced, {counts['partly']} partly, {counts['not']} not "
+               f"(of {len(rows)} claims)")
+    return "\n".join(out)

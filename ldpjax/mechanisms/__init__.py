@@ -1,0 +1,84 @@
+"""The privacy layer: the only code in ldpjax that draws privacy noise.
+
+Every algorithm releases through these mechanisms, and states its per-record claim as an event
+(:mod:`ldpjax.mechanisms.events`) that the differentiable accountants take.
+
+Mechanisms (pure functions of an explicit key; ``jit``/``vmap``/``grad``-able):
+
+* :func:`gaussian_mechanism` — ``value + N(0, (sensitivity / mu)^2 I)``, mu-GDP. ``granularity=g``
+  selects the float-safe path (rounding to g Z + exact discrete Gaussian noise): **use it for
+  real data**; the default float path is for simulation (its low-order bits leak, Mironov 2012).
+  :func:`gaussian_noise_scale` is the one noise scale (sensitivity / mu; 0 only for an explicit
+  mu = inf).
+* :func:`randomized_response` — binary RR at truthful rate r (eps = log((1+r)/(1-r))), one uniform
+  per report; :func:`randomized_response_bernoulli` — the reported-bit law when only
+  P[bit = 1] is known (fast exact path); :func:`debias_randomized_response`.
+* :func:`kary_randomized_response` (budget xi) and :func:`kary_randomized_response_explore`
+  (exploration probability p, epsilon-greedy's rate), one uniform per report;
+  ``*_from_uniform`` forms for callers that share the uniform (and its spare bits).
+* :func:`discrete_gaussian` — exact integer discrete Gaussian (Canonne, Kamath & Steinke 2020).
+
+Fail closed: concrete out-of-domain budgets, sensitivities, values, bits or categories raise
+``ValueError`` naming the argument; traced ones give a NaN release (real values) or the most
+private outcome (a fair coin, a uniform category) — never the unperturbed input.
+"""
+
+from ldpjax.mechanisms import events
+from ldpjax.mechanisms.discrete_gaussian import discrete_gaussian
+from ldpjax.mechanisms.discrete_gaussian import discrete_gaussian_delta
+from ldpjax.mechanisms.events import ComposedEvent
+from ldpjax.mechanisms.events import DiscreteGaussianEvent
+from ldpjax.mechanisms.events import GaussianEvent
+from ldpjax.mechanisms.events import GaussianMixtureEvent
+from ldpjax.mechanisms.events import KaryRandomizedResponseEvent
+from ldpjax.mechanisms.events import NoPrivacyEvent
+from ldpjax.mechanisms.events import ParallelEvent
+from ldpjax.mechanisms.events import RandomizedResponseEvent
+from ldpjax.mechanisms.events import delta
+from ldpjax.mechanisms.events import epsilon
+from ldpjax.mechanisms.events import tradeoff
+from ldpjax.mechanisms.gaussian import gaussian_mechanism
+from ldpjax.mechanisms.gaussian import gaussian_noise_scale
+from ldpjax.mechanisms.gaussian import granular_claim
+from ldpjax.mechanisms.gaussian import rounded_sensitivity
+from ldpjax.mechanisms.kary import kary_randomized_response
+from ldpjax.mechanisms.kary import kary_randomized_response_counts
+from ldpjax.mechanisms.kary import kary_randomized_response_explore
+from ldpjax.mechanisms.kary import kary_randomized_response_from_uniform
+from ldpjax.mechanisms.randomized_response import debias_randomized_response
+from ldpjax.mechanisms.randomized_response import randomized_response
+from ldpjax.mechanisms.randomized_response import randomized_response_bernoulli
+from ldpjax.mechanisms.randomized_response import randomized_response_bernoulli_from_uniform
+from ldpjax.mechanisms.randomized_response import randomized_response_from_uniform
+from ldpjax.mechanisms.randomized_response import report_uniforms
+
+__all__ = [
+    "ComposedEvent",
+    "DiscreteGaussianEvent",
+    "GaussianEvent",
+    "GaussianMixtureEvent",
+    "KaryRandomizedResponseEvent",
+    "NoPrivacyEvent",
+    "ParallelEvent",
+    "RandomizedResponseEvent",
+    "debias_randomized_response",
+    "delta",
+    "discrete_gaussian",
+    "discrete_gaussian_delta",
+    "epsilon",
+    "events",
+    "gaussian_mechanism",
+    "gaussian_noise_scale",
+    "granular_claim",
+    "kary_randomized_response",
+    "kary_randomized_response_counts",
+    "kary_randomized_response_explore",
+    "kary_randomized_response_from_uniform",
+    "randomized_response",
+    "randomized_response_bernoulli",
+    "randomized_response_bernoulli_from_uniform",
+    "randomized_response_from_uniform",
+    "report_uniforms",
+    "rounded_sensitivity",
+    "tradeoff",
+]

@@ -1,0 +1,146 @@
+"""Fail-closed domain checks shared by every mechanism.
+
+Two layers (spec ``privacy-layer.md``, Sec. 1):
+
+* **concrete** values (Python numbers, NumPy arrays, committed JAX arrays) are checked at the
+  public boundary and raise ``ValueError`` naming the argument, the allowed range and the
+  offending entries (:mod:`ldpjax._validation`);
+* **traced** values (under ``jit``/``vmap``/``grad``) cannot be read at trace time, so each
+  mechanism computes a boolean ``valid`` mask with the predicates below and *fails closed*:
+  a real-valued release becomes NaN, a bit becomes a fair coin, a category a uniform draw —
+  never the unperturbed input. NaN compares false, so every predicate rejects it.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from ldpjax import _validation as v
+from ldpjax.types import Array, ArrayLike
+
+
+def poison(valid: ArrayLike, value: ArrayLike) -> Array:
+    """``value`` where ``valid``, NaN elsewhere — also in the gradient.
+
+    ``jnp.where(valid, value, nan)`` would give a zero gradient on the invalid branch; multiplying
+    by ``where(valid, 1, nan)`` keeps ``value`` bit for bit where valid and makes both the value
+    and every derivative NaN where not, so an optimiser cannot silently walk through it.
+    """
+    value = jnp.asarray(value)
+    factor = jnp.where(valid, jnp.ones((), value.dtype), jnp.full((), jnp.nan, value.dtype))
+    return value * factor
+
+
+def mu_ok(mu: ArrayLike) -> Array:
+    """mu in (0, inf] (inf only when written so: it means *no noise*)."""
+    return jnp.asarray(mu) > 0
+
+
+def sensitivity_ok(sensitivity: ArrayLike) -> Array:
+    """sensitivity in [0, inf)."""
+    s = jnp.asarray(sensitivity)
+    return (s >= 0) & (s < jnp.inf)
+
+
+def rate_ok(r: ArrayLike) -> Array:
+    """Truthful-response rate r in (0, 1]."""
+    r = jnp.asarray(r)
+    return (r > 0) & (r <= 1)
+
+
+def xi_ok(xi: ArrayLike) -> Array:
+    """K-ary budget xi in [0, inf]."""
+    return jnp.asarray(xi) >= 0
+
+
+def prob_ok(p: ArrayLike) -> Array:
+    """A probability in [0, 1]."""
+    p = jnp.asarray(p)
+    return (p >= 0) & (p <= 1)
+
+
+def in_box(value: ArrayLike, lower: float, upper: float) -> Array:
+    """Every entry of ``value`` in [lower, upper] (NaN fails)."""
+    value = jnp.asarray(value)
+    return jnp.all((value >= lower) & (value <= upper))
+
+
+def check_floating(name: str, value: ArrayLike) -> None:
+    """Concrete ``value`` must be numeric, non-empty, finite and not a string or key."""
+    if value is None:
+        raise TypeError(f"{name} must be an array of numbers, got None")
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got a string {value!r}")
+    if not v.is_concrete(value):
+        return
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    v.check(name, arr, np.isfinite, "finite")
+
+
+def check_bits(name: str, bit: ArrayLike) -> None:
+    """Concrete bits must be bool or integers 0/1."""
+    if isinstance(bit, (str, bytes)):
+        raise TypeError(f"{name} must be bits (bool or 0/1), got a string {bit!r}")
+    if not v.is_concrete(bit):
+        return
+    arr = np.asarray(bit)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be bits (bool or 0/1), got dtype {arr.dtype}")
+    v.check(name, arr, lambda x: (x == 0) | (x == 1), "bits: 0 or 1 (or bool)")
+
+
+def check_categories(name: str, category: ArrayLike, k: ArrayLike) -> None:
+    """Concrete categories must be integers in [0, k)."""
+    if isinstance(category, (str, bytes)):
+        raise TypeError(f"{name} must be integer categories, got a string {category!r}")
+    if not v.is_concrete(category):
+        return
+    arr = np.asarray(category)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be integer categories, got dtype {arr.dtype}")
+    if v.is_concrete(k):
+        kmax = np.asarray(k, np.float64)
+        with np.errstate(invalid="ignore"):
+            ok = (arr == np.round(arr)) & (arr >= 0) & (arr < kmax)
+        if not np.all(ok):
+            bad = np.asarray(arr, np.float64)[~np.broadcast_to(ok, arr.shape)].ravel()[:3]
+            raise ValueError(
+                f"{name} must be integers in [0, k) with k = {np.ravel(kmax)[:3].tolist()}; "
+                f"got {bad.tolist()}"
+            )
+    else:
+        v.check_integer(name, arr, 0)
+
+
+def check_power_of_two(name: str, value: float | None) -> None:
+    """``granularity`` must be None or a (static, Python) power of two such as 2**-10."""
+    if value is None:
+        return
+    if not isinstance(value, (int, float, np.floating, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a Python float power of two (e.g. 2**-10), got {value!r}")
+    value = float(value)
+    if not (value > 0 and np.isfinite(value)):
+        raise ValueError(f"{name} must be a positive power of two (e.g. 2**-10), got {value!r}")
+    mantissa, _ = np.frexp(value)
+    if mantissa != 0.5:
+        raise ValueError(f"{name} must be a power of two (e.g. 2**-10 = {2**-10}), got {value!r}")
+
+
+__all__ = [
+    "check_bits",
+    "check_categories",
+    "check_floating",
+    "check_power_of_two",
+    "in_box",
+    "mu_ok",
+    "poison",
+    "prob_ok",
+    "rate_ok",
+    "sensitivity_ok",
+    "xi_ok",
+]
