@@ -47,6 +47,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "rbg: faster on CPU)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64)")
+    parser.add_argument("--rng", default="invariant", choices=("invariant", "fast"),
+                        help="random numbers: invariant (default; bit-identical across chunks "
+                             "and devices, threefry) or fast (philox on CPU, recorded in run.json)")
+    parser.add_argument("--no-compile-cache", action="store_true",
+                        help="do not use JAX's persistent compilation cache "
+                             "(default folder: ~/.cache/ldpjax/jax-compile or $LDPJAX_CACHE_DIR)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -135,6 +141,13 @@ def _configure_jax(args: argparse.Namespace) -> None:
         import jax
 
         jax.config.update("jax_enable_x64", True)
+    if not getattr(args, "no_compile_cache", True):
+        from ldpjax.engine import enable_compile_cache
+
+        try:
+            enable_compile_cache()
+        except OSError as err:  # an unwritable cache folder must not stop a run
+            print(f"ldpjax: compile cache disabled ({err})", file=sys.stderr)
 
 
 def _cmd_list() -> int:
@@ -186,6 +199,7 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
         run_experiment(
             experiment, size=args.size, seeds=args.seeds, out_dir=args.out, overrides=overrides,
             seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
+            rng=None if args.rng == "invariant" else args.rng,
             command=["ldpjax", *argv],
         )
     except ValueError as err:
@@ -240,6 +254,7 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
             result, out = run_experiment(
                 experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
                 seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
+                rng=None if args.rng == "invariant" else args.rng,
                 command=["ldpjax", *argv],
             )
             entry.update(status="ok", output=str(out))

@@ -233,8 +233,13 @@ def run_bench(
     rng_sizes: Sequence[int] = rng_lib.DEFAULT_SIZES,
     rng_repeats: int = 3,
     log=None,
+    on_record=None,
 ) -> tuple[list[dict[str, Any]], list[rng_lib.GeneratorRate]]:
-    """Measure the generators, then every workload; returns (records, generator rates)."""
+    """Measure the generators, then every workload; returns (records, generator rates).
+
+    ``on_record(records)`` is called after every workload with the records so far (the CLI
+    rewrites ``--json`` then, so a run stopped by a time limit keeps its finished workloads).
+    """
     names = resolve_names(names)
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}; got {size!r}")
@@ -252,6 +257,8 @@ def run_bench(
                               fastest_impl=best.impl)
         record["rng_rates"] = {r.impl: r.rate for r in rates}
         records.append(record)
+        if on_record:
+            on_record(records)
     return records, rates
 
 
@@ -339,14 +346,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"ldpjax bench: {error}", file=sys.stderr)
         return 2
     print(_header(), flush=True)
-    records, _ = run_bench(names, args.size, rng=args.rng, repeats=args.repeats,
-                           rng_sizes=rng_sizes, log=lambda s: print(s, flush=True))
-    print()
-    print(format_table(records))
+    write = None
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(records, indent=2, default=_json_default) + "\n")
+
+        def write(records):
+            path.write_text(json.dumps(records, indent=2, default=_json_default) + "\n")
+
+    records, _ = run_bench(names, args.size, rng=args.rng, repeats=args.repeats,
+                           rng_sizes=rng_sizes, log=lambda s: print(s, flush=True),
+                           on_record=write)
+    print()
+    print(format_table(records))
+    if args.json:
         print(f"\nwrote {path}")
     bad = [r["workload"] for r in records if not r["agree"]]
     if bad:

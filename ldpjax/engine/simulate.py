@@ -21,7 +21,9 @@ Semantics:
 * all runs of a chunk are one flat ``vmap`` axis, sharded over the given devices with a 1-d
   ``Mesh`` + ``NamedSharding`` (generators that cannot be sharded run device by device);
 * with ``checkpoint_dir`` every finished seed chunk is written to disk (process 0 only);
-  rerunning the same call skips the chunks already there.
+  rerunning the same call skips the chunks already there;
+* started as several processes (:mod:`~ldpjax.engine.distributed`), each process computes a
+  share of the seed chunks on its own devices and every process returns the full result.
 
 Results come back as NumPy arrays of shape ``grid_shape + (num_seeds,) + leaf_shape``.
 """
@@ -40,6 +42,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 import ldpjax
+from ldpjax.engine import distributed
 from ldpjax.engine import record as record_lib
 from ldpjax.engine.base import Algorithm
 from ldpjax.engine.checks import (
@@ -88,6 +91,7 @@ class SimulationInfo:
       compilations: number of XLA compilations during the call.
       chunk_bytes, result_bytes: the plan's memory estimates (devices per chunk; host result).
       fingerprint: checkpoint fingerprint ("" without ``checkpoint_dir``).
+      num_processes: processes that shared the sweep (chunk counts are over all of them).
     """
 
     grid_shape: tuple[int, ...]
@@ -109,6 +113,7 @@ class SimulationInfo:
     chunk_bytes: int
     result_bytes: int
     fingerprint: str
+    num_processes: int = 1
 
     def __getitem__(self, name: str) -> Any:
         if name not in self.keys():
@@ -155,11 +160,6 @@ class _Executor:
         if len(self.devices) == 1:
             self.mode, self.mesh = "single", None
         elif impl in UNSHARDABLE_IMPLS:
-            if jax.process_count() > 1:
-                raise ValueError(
-                    f"rng {impl!r} cannot be sharded and cannot run over several processes; "
-                    "use rng='invariant' (threefry2x32)"
-                )
             self.mode, self.mesh = "per_device", None
         else:
             self.mode, self.mesh = "sharded", make_mesh(self.devices)
@@ -205,7 +205,7 @@ def _to_host(tree: PyTree) -> PyTree:
 
 
 # --------------------------------------------------------------------------- driver
-def _checkpoint_store(checkpoint_dir, **parts) -> tuple[ChunkStore, str]:
+def _checkpoint_store(checkpoint_dir, **parts) -> tuple[ChunkStore | None, str]:
     description = {
         **parts,
         "x64": bool(jax.config.jax_enable_x64),
@@ -213,6 +213,8 @@ def _checkpoint_store(checkpoint_dir, **parts) -> tuple[ChunkStore, str]:
         "ldpjax": ldpjax.__version__,
     }
     fp = fingerprint_of(description)
+    if not distributed.is_main_process():  # multi-process: only process 0 touches the folder
+        return None, fp
     return ChunkStore(checkpoint_dir, fp, description), fp
 
 
@@ -254,10 +256,12 @@ def simulate(
       grid_ndim: number of leading grid axes on the params leaves.
       seed_offset: first seed index (run s uses ``fold_in(key, seed_offset + s)``);
         ``seed_offset + num_seeds <= 2**32``.
-      seed_chunk: seeds per chunk; default: as many as fit ``memory_limit``.
+      seed_chunk: seeds per chunk; default: as many as fit ``memory_limit`` (over several
+        processes at most ``ceil(num_seeds / processes)``, so every process gets work).
       time_chunk: steps per compiled scan call (progress and bounded compile size); default T.
       memory_limit: bytes a chunk may use (default :func:`~ldpjax.engine.plan.default_memory_limit`).
-      devices: devices to shard the runs over (default: all of ``jax.devices()``).
+      devices: devices to shard the runs over (default: this process's devices,
+        ``jax.local_devices()``, i.e. all of them in a single-process program).
       checkpoint_dir: if given, finished seed chunks are saved there and reused on rerun.
       keep_state: return (and save) the final states; False keeps only the records.
       progress: True for a progress bar, or a shared :class:`~ldpjax.progress.ProgressBar`.
@@ -318,7 +322,7 @@ def _prepare(algorithm, params, key, num_steps, num_seeds, inputs, record, grid_
     key = as_typed_key(key)
     if key.shape != ():
         raise ValueError(f"key must be a single PRNG key, got a batch of shape {key.shape}")
-    devices = list(devices) if devices is not None else jax.devices()
+    devices = distributed.local_devices(devices)  # this process's devices (jax.devices() in one)
     if not devices:
         raise ValueError("devices must name at least one device")
     impl = resolve_rng(rng, key, devices[0].platform)
@@ -352,19 +356,19 @@ def _simulate(algorithm, params, key, num_steps, *, num_seeds, inputs, record, g
     state_spec, acc_spec, out_spec, rec_spec = run_specs(
         algorithm, recorder, num_steps, take(params_flat, 0), key, inputs0
     )
-    plan = plan_chunks(
-        num_points=num_points, num_seeds=num_seeds, num_steps=num_steps,
-        num_devices=len(devices),
-        run_bytes=tree_bytes(state_spec) + tree_bytes(acc_spec) + tree_bytes(out_spec),
-        record_bytes=tree_bytes(rec_spec) + (tree_bytes(state_spec) if keep_state else 0),
-        seed_chunk=seed_chunk, time_chunk=time_chunk,
-        memory_limit=memory_limit if memory_limit is not None else default_memory_limit(devices),
-    )
 
-    store, fp = None, ""
-    if checkpoint_dir is not None:
-        store, fp = _checkpoint_store(
-            checkpoint_dir,
+    def make_plan(seed_chunk):
+        return plan_chunks(
+            num_points=num_points, num_seeds=num_seeds, num_steps=num_steps,
+            num_devices=len(devices),
+            run_bytes=tree_bytes(state_spec) + tree_bytes(acc_spec) + tree_bytes(out_spec),
+            record_bytes=tree_bytes(rec_spec) + (tree_bytes(state_spec) if keep_state else 0),
+            seed_chunk=seed_chunk, time_chunk=time_chunk,
+            memory_limit=memory_limit if memory_limit is not None else default_memory_limit(devices),
+        )
+
+    def describe():  # what the records depend on (checkpoint fingerprint, process agreement)
+        return dict(
             algorithm=stable(algorithm), recorder=recorder.spec, num_steps=num_steps,
             grid_shape=list(grid_shape), seed_offset=seed_offset, keep_state=keep_state,
             params=tree_digest(params), inputs=tree_digest(inputs),
@@ -372,36 +376,68 @@ def _simulate(algorithm, params, key, num_steps, *, num_seeds, inputs, record, g
             common_random_numbers=common_random_numbers,
         )
 
+    plan = make_plan(seed_chunk)
+    # --- multi-process hook 1/2: same sweep everywhere, one seed chunk for all processes.
+    multiprocess = distributed.is_multiprocess()
+    if multiprocess:
+        agreed = distributed.agree(
+            distributed.sweep_digest(sorted(describe().items()), num_seeds), plan.seed_chunk,
+            split_seeds=num_seeds if seed_chunk is None else None,
+        )
+        if agreed != plan.seed_chunk:
+            plan = make_plan(agreed)
+
+    store, fp = None, ""
+    if checkpoint_dir is not None:
+        store, fp = _checkpoint_store(checkpoint_dir, **describe())
+
     bar = progress if isinstance(progress, ProgressBar) else None
-    own_bar = bar is None and bool(progress)
+    own_bar = bar is None and bool(progress) and distributed.is_main_process()
     if own_bar:
         bar = ProgressBar(num_seeds * num_steps, desc="simulate")
 
     keep = (rec_spec, state_spec if keep_state else None)
     leaves_spec, treedef = jax.tree_util.tree_flatten(keep)
-    counts = {"computed": 0, "loaded": 0}
-    pieces: list[list[np.ndarray]] = []
     params_dev = executor.replicate(params_flat)
     key_dev = executor.replicate(key)
-    for first, stop in plan.seed_chunks():
-        size = stop - first
-        expected = [(num_points, size) + tuple(s.shape) for s in leaves_spec]
+
+    def load_chunk(first, stop):
         loaded = store.load(first, stop, len(leaves_spec)) if store is not None else None
-        if loaded is not None and [tuple(x.shape) for x in loaded] != expected:
+        expected = [((num_points, stop - first) + tuple(s.shape), str(s.dtype))
+                    for s in leaves_spec]
+        if loaded is not None and [(tuple(x.shape), str(x.dtype)) for x in loaded] != expected:
             loaded = None
-        if loaded is None:
-            loaded = _run_chunk(
-                algorithm, recorder, plan, executor, params_dev, key_dev, inputs, inputs0,
-                first, stop, seed_offset, keep_state, common_random_numbers, bar,
-            )
-            if store is not None and jax.process_index() == 0:
-                store.save(first, stop, loaded)
-            counts["computed"] += 1
-        else:
-            counts["loaded"] += 1
-            if bar is not None:
-                bar.update(size * num_steps)
-        pieces.append(loaded)
+        return loaded
+
+    def compute_chunk(first, stop, chunk_bar=None):
+        return _run_chunk(
+            algorithm, recorder, plan, executor, params_dev, key_dev, inputs, inputs0,
+            first, stop, seed_offset, keep_state, common_random_numbers, chunk_bar,
+        )
+
+    counts = {"computed": 0, "loaded": 0}
+    pieces: list[list[np.ndarray]] = []
+    if multiprocess:
+        # --- multi-process hook 2/2: chunks shared over the processes (process 0 stores).
+        pieces, counts["computed"], counts["loaded"] = distributed.run_shared(
+            plan.seed_chunks(), leaf_specs=leaves_spec, num_points=num_points,
+            seed_chunk=plan.seed_chunk, load=load_chunk if store is not None else None,
+            compute=compute_chunk, save=store.save if store is not None else None,
+            done=None if bar is None else (lambda seeds: bar.update(seeds * num_steps)),
+        )
+    else:
+        for first, stop in plan.seed_chunks():
+            loaded = load_chunk(first, stop)
+            if loaded is None:
+                loaded = compute_chunk(first, stop, bar)
+                if store is not None:
+                    store.save(first, stop, loaded)
+                counts["computed"] += 1
+            else:
+                counts["loaded"] += 1
+                if bar is not None:
+                    bar.update((stop - first) * num_steps)
+            pieces.append(loaded)
     if own_bar:
         bar.close()
 
@@ -419,6 +455,7 @@ def _simulate(algorithm, params, key, num_steps, *, num_seeds, inputs, record, g
         chunks_computed=counts["computed"], chunks_loaded=counts["loaded"],
         wall_seconds=0.0, compile_seconds=0.0, run_seconds=0.0, compilations=0,
         chunk_bytes=plan.chunk_bytes, result_bytes=plan.result_bytes, fingerprint=fp,
+        num_processes=jax.process_count(),
     )
     return rec_out, state_out, info
 

@@ -128,10 +128,10 @@ def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discou
                 label: str = "gittins") -> GridResult:
     """The Gittins-index benchmark, one visitor per step."""
     config = GittinsConfig(PolicyConfig(num_segments, max_arms), max_count=max_count,
-                           discount=discount)
+                           max_discount=discount)
     rec = record.combine(regret=record.total(lambda o: o.regret),
                          clicks=record.total(lambda o: o.click), spend=max_spend())
-    params = stack_params([gittins_params(env)])
+    params = stack_params([gittins_params(env, config, discount)])
     res = simulate_fn(gittins_policy(config), params, horizon, label=label, grid_ndim=1,
                       record=rec)
     return GridResult([PolicyLabel("gittins", math.inf)], np.asarray(res.record["regret"],

@@ -163,6 +163,8 @@ class RunContext:
     show_progress: bool = True
     devices: Any = None
     messages: list[str] = dataclasses.field(default_factory=list)
+    rng: str | None = None
+    simulate_calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -182,6 +184,8 @@ class RunContext:
         kwargs.setdefault("num_seeds", self.num_seeds)
         kwargs.setdefault("checkpoint_dir", self.checkpoint_dir)
         kwargs.setdefault("devices", self.devices)
+        if self.rng is not None:
+            kwargs.setdefault("rng", self.rng)
         key = kwargs.pop("key", None)
         key = self.key_for(label) if key is None else key
         num_seeds = kwargs["num_seeds"]
@@ -192,7 +196,7 @@ class RunContext:
             kwargs.setdefault("progress", bar)
             result = simulate(algorithm, params, key, num_steps, **kwargs)
         # Every call's timing, for run.json (the runner writes ``ctx.simulate_calls``).
-        calls = self.__dict__.setdefault("simulate_calls", [])
+        calls = self.simulate_calls
         info = result.info
         calls.append({
             "label": label,
@@ -208,12 +212,26 @@ class RunContext:
             "num_steps": int(info["num_steps"]),
             "chunks_computed": int(info["chunks_computed"]),
             "chunks_loaded": int(info["chunks_loaded"]),
+            "privacy_event": _privacy_event_record(algorithm, params),
         })
         return result
 
     def log(self, message: str) -> None:
         self.messages.append(message)
         print(f"[{self.name}] {message}", file=sys.stderr, flush=True)
+
+
+def _privacy_event_record(algorithm, params) -> Any:
+    """The algorithm's per-record privacy claim at ``params`` (a grid: arrays), for run.json."""
+    event_fn = getattr(algorithm, "privacy_event", None)
+    if event_fn is None:
+        return None
+    from ldpjax.mechanisms.events import describe
+
+    try:
+        return describe(event_fn(params))
+    except Exception as err:  # recorded, never fatal: the run itself was validated
+        return {"error": f"{type(err).__name__}: {err}"}
 
 
 # --------------------------------------------------------------------------- registry

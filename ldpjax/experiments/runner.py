@@ -121,6 +121,7 @@ def _verdict_lines(verdicts: list[dict[str, Any]], summary: str) -> str:
 def _run_and_write(
     experiment: Experiment, out: Path, *, size: str, config: dict[str, Any], num_seeds: int,
     seed: int, key_impl: str, show_progress: bool, command: list[str] | None,
+    rng: str | None = None,
 ) -> tuple[ExperimentResult, dict[str, Any], float]:
     ctx = RunContext(
         name=experiment.name,
@@ -132,6 +133,7 @@ def _run_and_write(
         key_impl=key_impl,
         out_dir=out,
         show_progress=show_progress,
+        rng=rng,
     )
     started = _dt.datetime.now(_dt.timezone.utc)
     clock = time.perf_counter()
@@ -167,6 +169,11 @@ def _run_and_write(
         "outputs": sorted(p.name for p in written) + ["summary.txt"],
         "messages": ctx.messages,
         "verdicts": verdicts,
+        "rng": rng or "invariant",
+        "compile_cache": jax.config.jax_compilation_cache_dir or None,
+        "compile_seconds": round(sum(c["compile_seconds"] for c in ctx.simulate_calls), 3),
+        "run_seconds": round(sum(c["run_seconds"] for c in ctx.simulate_calls), 3),
+        "simulate_calls": ctx.simulate_calls,
         "extra": result.extra,
     }
     (out / "run.json").write_text(json.dumps(_jsonable(run_info), indent=2))
@@ -185,6 +192,7 @@ def run_experiment(
     show_progress: bool = True,
     quiet: bool = False,
     command: list[str] | None = None,
+    rng: str | None = None,
 ) -> tuple[ExperimentResult, Path]:
     """Run one experiment and write everything under ``out_dir`` (default ``results/NAME``)."""
     config = experiment.config_for(size)
@@ -202,7 +210,7 @@ def run_experiment(
     with claim_output_dir(out):
         result, run_info, wall = _run_and_write(
             experiment, out, size=size, config=config, num_seeds=num_seeds, seed=seed,
-            key_impl=key_impl, show_progress=show_progress, command=command,
+            key_impl=key_impl, show_progress=show_progress, command=command, rng=rng,
         )
     if not quiet:
         print(f"\n== {experiment.name} ({size}, {num_seeds} seeds, {wall:.1f} s) -> {out}")

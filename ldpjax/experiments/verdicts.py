@@ -178,7 +178,7 @@ def verdict_table(verdicts: Sequence[dict[str, Any] | Verdict]) -> list[dict[str
     return rows
 
 
-__all__ = ["STATUSES", "Verdict", "judge", "judge_condition", "summary_lines", "verdict_table"]
+
 
 
 def format_verdict_table(rows: Sequence[dict[str, Any] | Verdict]) -> str:
@@ -225,3 +225,14 @@ def format_verdict_table(rows: Sequence[dict[str, Any] | Verdict]) -> str:
     out.append(f"{counts['reproduced']} reproduced, {counts['partly']} partly, {counts['not']} not "
                f"(of {len(rows)} claims)")
     return "\n".join(out)
+
+
+__all__ = [
+    "STATUSES",
+    "Verdict",
+    "format_verdict_table",
+    "judge",
+    "judge_condition",
+    "summary_lines",
+    "verdict_table",
+]

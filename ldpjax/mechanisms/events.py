@@ -271,6 +271,32 @@ def _describe(event) -> str:
     return type(event).__name__
 
 
+def describe(event: Any) -> dict[str, Any]:
+    """A JSON-able description of ``event`` (type and numbers; arrays as nested lists).
+
+    Example:
+      >>> describe(GaussianEvent(1.0))
+      {'type': 'GaussianEvent', 'mu': 1.0}
+    """
+    import numpy as np
+
+    def number(x):
+        arr = np.asarray(x)
+        if arr.ndim == 0:
+            value = arr.item()
+            return value if not isinstance(value, float) or np.isfinite(value) else repr(value)
+        return [number(a) for a in arr]
+
+    if isinstance(event, (ComposedEvent, ParallelEvent)):
+        return {"type": type(event).__name__, "events": [describe(e) for e in event.events]}
+    if isinstance(event, DiscreteGaussianEvent):
+        return {"type": "DiscreteGaussianEvent", "sigma": number(event.sigma),
+                "shift": number(event.shift), "dim": int(event.dim)}
+    if isinstance(event, tuple) and hasattr(event, "_fields"):
+        return {"type": type(event).__name__, **{f: number(getattr(event, f)) for f in event._fields}}
+    raise TypeError(f"not a privacy event: {event!r}")
+
+
 def _delta_residual(eps: Array, event: Any, target: Array) -> Array:
     return delta(event, eps) - target
 
@@ -300,6 +326,7 @@ __all__ = [
     "RandomizedResponseEvent",
     "composed_mu",
     "delta",
+    "describe",
     "epsilon",
     "pure_epsilon",
     "tradeoff",

@@ -285,14 +285,14 @@ def test_batched_policy_matches_per_visitor_policy():
 
 def test_gittins_policy_runs_and_is_not_private():
     env = bandits.make_environment(MBA_CTR)
-    config = bandits.GittinsConfig(bandits.PolicyConfig(), max_count=30, discount=0.9,
+    config = bandits.GittinsConfig(bandits.PolicyConfig(), max_count=30, max_discount=0.9,
                                    num_prices=256)
     alg = bandits.gittins_policy(config)
-    out = simulate(alg, bandits.gittins_params(env), make_key(0), 500, num_seeds=20,
+    out = simulate(alg, bandits.gittins_params(env, config), make_key(0), 500, num_seeds=20,
                    record=record.combine(regret=record.total(lambda o: o.regret),
                                          spend=bandits.max_spend()))
     assert np.all(np.isinf(out.record["spend"]))
-    assert isinstance(alg.privacy_event(bandits.gittins_params(env)), NoPrivacyEvent)
+    assert isinstance(alg.privacy_event(bandits.gittins_params(env, config)), NoPrivacyEvent)
     assert np.all(out.state.shows.sum(-1) == 500)
     # far below random play's 500 * 0.029 / 2 = 7.25 on average
     assert out.record["regret"].mean() < 7.25

@@ -6,9 +6,12 @@ exploration probability, a smooth function of gamma (K / (K + e^gamma - 1)), so 
 is meaningful; traced invalid budgets fail closed: every visitor explores (probability 1) and
 the spend output is NaN.
 
-Non-private policies (oracle, random, Gittins) have no budget: their "budget" is one of their
-own numeric params, the CTR of arm 0, which ``validate`` rejects outside [0, 1]; traced invalid
-CTRs fail closed with a NaN regret.
+Non-private policies have no budget. Oracle and random: their "budget" is one of their own
+numeric params, the CTR of arm 0, which ``validate`` rejects outside [0, 1]. Gittins: its
+"budget" is the discount leaf (the index table is derived from it in ``gittins_params``, so a
+sweep over discounts compiles once), rejected outside (0, max_discount]. Traced invalid values
+fail closed with a NaN regret. The regret is piecewise constant in either (argmax), so these
+cases are not differentiable.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ T = 16
 CTR = np.array([[0.5, 0.3, 0.1], [0.1, 0.2, 0.6]])
 INVALID_GAMMAS = (-1.0, float("nan"))
 INVALID_CTRS = (1.5, -0.1, float("nan"))
+INVALID_DISCOUNTS = (1.0, 0.95, -0.1, float("nan"))  # 0.95 > max_discount = 0.9 of the case
 
 
 def _explore_total(state, outputs):
@@ -92,9 +96,22 @@ def _ctr_case(name, algorithm, build):
     )
 
 
+def _gittins_case(config):
+    env = bandits.make_environment(CTR[0])
+    gittins = bandits.GittinsConfig(config, max_count=8, max_discount=0.9, num_prices=64)
+
+    def make_params(discount):
+        return bandits.gittins_params(env, gittins, discount)
+
+    return ConformanceCase(
+        name="bandits/gittins_policy", algorithm=bandits.gittins_policy(gittins),
+        make_params=make_params, budgets=(0.5, 0.9), invalid_budgets=INVALID_DISCOUNTS,
+        num_steps=T, scalar=_regret_total, is_closed=_regret_closed, differentiable=False,
+    )
+
+
 def cases() -> list[ConformanceCase]:
     config = bandits.PolicyConfig(max_arms=K)
-    gittins = bandits.GittinsConfig(config, max_count=8, discount=0.9, num_prices=64)
     return [
         _greedy_case("bandits/epsilon_greedy_constant", "constant"),
         _greedy_case("bandits/epsilon_greedy_dynamic", "dynamic"),
@@ -103,6 +120,5 @@ def cases() -> list[ConformanceCase]:
         _block_case(),
         _ctr_case("bandits/oracle_policy", bandits.oracle_policy(config), bandits.baseline_params),
         _ctr_case("bandits/random_policy", bandits.random_policy(config), bandits.baseline_params),
-        _ctr_case("bandits/gittins_policy", bandits.gittins_policy(gittins),
-                  bandits.gittins_params),
+        _gittins_case(config),
     ]

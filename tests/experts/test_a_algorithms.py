@@ -108,7 +108,7 @@ def _fixed_release(key, gains, mu, sensitivity, *, granularity=None):
     return 0.5 + eta * jax.random.normal(key, jnp.shape(gains), jnp.result_type(eta))
 
 
-@pytest.mark.parametrize("which", ["ftpl", "adabatch"])
+@pytest.mark.parametrize("which", ["ftpl", "adabatch", "adabatch_fast"])
 def test_true_gains_reach_actions_only_through_the_release(which):
     """Hold the noisy releases fixed and change the true gains: the actions do not move.
 
@@ -119,9 +119,10 @@ def test_true_gains_reach_actions_only_through_the_release(which):
     if which == "ftpl":
         real, params = FTPL, ftpl_params(1.0)
         fixed = rw_ftpl(FTPLConfig(N), release=_fixed_release)
-    else:  # the fast path (one release per batch) by default
-        real, params = ADABATCH, adabatch_params(1.0, 0.5)
-        fixed = rw_adabatch(AdaBatchConfig(N), release=_fixed_release)
+    else:  # the sampling path (one release per round) and the fast path (one per batch)
+        fast = which == "adabatch_fast"
+        real, params = rw_adabatch(AdaBatchConfig(N, fast=fast)), adabatch_params(1.0, 0.5)
+        fixed = rw_adabatch(AdaBatchConfig(N, fast=fast), release=_fixed_release)
     key = jax.random.key(9)
 
     def run(algo, gains):
@@ -129,7 +130,7 @@ def test_true_gains_reach_actions_only_through_the_release(which):
 
     out_a, out_b = run(fixed, a), run(fixed, b)
     np.testing.assert_array_equal(out_a.action, out_b.action)
-    if which == "adabatch":
+    if which != "ftpl":
         np.testing.assert_array_equal(out_a.batch_size, out_b.batch_size)
         assert out_a.batch_size.max() > 1  # batching happened
     assert not np.array_equal(out_a.gain, out_b.gain)  # the earned gains do differ
@@ -432,9 +433,9 @@ def test_malformed_gains_raise(gains, fragment):
 # --------------------------------------------------------------------------- privacy layer
 ALGOS = {
     "ftpl": (FTPL, ftpl_params),
-    "adabatch_fast": (ADABATCH, lambda mu: adabatch_params(mu, 0.5)),
-    "adabatch_sampling": (rw_adabatch(AdaBatchConfig(N, fast=False)),
-                          lambda mu: adabatch_params(mu, 0.5)),
+    "adabatch_fast": (rw_adabatch(AdaBatchConfig(N, fast=True)),
+                      lambda mu: adabatch_params(mu, 0.5)),
+    "adabatch_sampling": (ADABATCH, lambda mu: adabatch_params(mu, 0.5)),
 }
 
 

@@ -59,7 +59,7 @@ def _run(config, key, release=privatize_gains):
 @pytest.fixture(scope="module")
 def runs():
     sampling = _run(AdaBatchConfig(N_EXPERTS, fast=False), 1)
-    fast = _run(AdaBatchConfig(N_EXPERTS), 2)
+    fast = _run(AdaBatchConfig(N_EXPERTS, fast=True), 2)
     return sampling, fast
 
 
@@ -93,7 +93,7 @@ def test_the_comparison_rejects_a_wrong_fast_path(runs):
         return privatize_gains(key, value, mu, sensitivity / jnp.sqrt(b), granularity=granularity)
 
     sampling, _ = runs
-    wrong = _run(AdaBatchConfig(N_EXPERTS), 3, broken)
+    wrong = _run(AdaBatchConfig(N_EXPERTS, fast=True), 3, broken)
     assert not _agree(sampling, wrong)
 
 
@@ -108,7 +108,7 @@ def test_fast_path_draws_one_vector_per_batch_when_unbatched():
     from ldpjax.engine import rollout
 
     gains = bernoulli_gains(jax.random.key(4), T, N_EXPERTS, 0.5)
-    algo = rw_adabatch(AdaBatchConfig(N_EXPERTS), counting)
+    algo = rw_adabatch(AdaBatchConfig(N_EXPERTS, fast=True), counting)
     _, starts = rollout(algo, adabatch_params(MU, ALPHA), jax.random.key(0), inputs=gains,
                         record=record.every_step(lambda o: o.batch_start))
     jax.effects_barrier()
