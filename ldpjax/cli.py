@@ -47,6 +47,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "rbg: faster on CPU)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64)")
+    parser.add_argument("--processes", type=int, default=None, metavar="N",
+                        help="run as N JAX processes on this machine, sharing the seed chunks "
+                             "(records identical to one process; see python -m ldpjax.launch)")
     parser.add_argument("--rng", default="invariant", choices=("invariant", "fast"),
                         help="random numbers: invariant (default; bit-identical across chunks "
                              "and devices, threefry) or fast (philox on CPU, recorded in run.json)")
@@ -136,6 +139,16 @@ def _environment_error(err: OSError) -> int:
     return _fail(f"{err.strerror or err}{where}", 1)
 
 
+def _launch_processes(processes: int, argv: list[str]) -> int:
+    """Rerun this command as ``processes`` JAX processes (ldpjax.launch); same exit codes."""
+    from ldpjax.launch import launch_local, without_option
+
+    try:
+        return launch_local(processes, without_option(argv, "--processes"))
+    except ValueError as err:  # --processes 0 and the like
+        return _fail(str(err))
+
+
 def _configure_jax(args: argparse.Namespace) -> None:
     if getattr(args, "x64", False):
         import jax
@@ -194,6 +207,8 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
         missing = experiment.requires()
         if missing:
             return _fail(f"{experiment.name}: {missing}")
+    if args.processes is not None and args.processes != 1:
+        return _launch_processes(args.processes, argv)
     _configure_jax(args)
     try:
         run_experiment(
@@ -212,6 +227,8 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.processes is not None and args.processes != 1:
+        return _launch_processes(args.processes, argv)
     from ldpjax.experiments import list_experiments, run_experiment
     from ldpjax.experiments.outdir import claim_output_dir
 

@@ -19,11 +19,12 @@ other processes write their copies of the outputs to a private temporary folder 
 they finish; ``--out`` and ``--no-progress`` are appended for them) and, with the launcher,
 their standard output is hidden unless ``--all-output`` is given; standard error is kept.
 
-Exit code: 0 when every process succeeded; otherwise the first failure's code (a process ended
-by signal S counts as 128 + S). When one process fails the launcher stops the others at once
-(they would otherwise wait for it in a collective until JAX's heartbeat timeout). Ctrl-C stops
-every process (they say "interrupted", exit 130); rerun the same command to resume from the
-chunks process 0 saved.
+Exit code: 0 when every process succeeded; otherwise the failure's code: that of a process
+ended by a signal S (128 + S; the others then fail in their collectives), else the first one. A failed worker exits at once (skipping the runtime's shutdown
+barrier) and the launcher then kills the others (they would otherwise wait for it in a
+collective until JAX's timeouts). Ctrl-C (or SIGTERM to the launcher) interrupts every process
+(SIGINT: ``ldpjax`` says "interrupted", exit 130), killing any still running after
+:data:`STOP_GRACE_S`; rerun the same command to resume from the chunks process 0 saved.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ from ldpjax.engine.distributed import ENV_COORDINATOR, ENV_NUM_PROCESSES, ENV_PR
 #: Seconds the launcher waits after asking processes to stop before killing them.
 STOP_GRACE_S = 5.0
 INTERRUPTED = 130
+#: Seconds to let the other processes fail after the first failure before choosing the code.
+SETTLE_S = 0.3
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -143,14 +146,21 @@ def launch_local(
             ))
         while failure is None:
             codes = [p.poll() for p in procs]
-            bad = [c for c in codes if c not in (None, 0)]
-            if bad:
-                failure = _exit_code(bad[0])
+            if any(c not in (None, 0) for c in codes):
+                # The others fail right after the first (a collective breaks): let them, then
+                # report the cause -- a process killed by a signal, else the first failure.
+                time.sleep(SETTLE_S)
+                codes = [p.poll() for p in procs]
+                bad = [c for c in codes if c not in (None, 0)]
+                failure = _exit_code(min(bad, key=lambda c: c >= 0))
                 break
             if all(c == 0 for c in codes):
                 return 0
             time.sleep(0.05)
-        _stop(procs, signal.SIGTERM)
+        # The others wait for the failed process in a collective and cannot finish: end them
+        # now (checkpoint chunks are written atomically, so nothing saved is lost; JAX's
+        # runtime catches SIGTERM for its preemption notice, so that would not stop them).
+        _stop(procs, signal.SIGKILL, grace=0.0)
         return failure
     except KeyboardInterrupt:
         # The workers are in their own sessions (the terminal's Ctrl-C reaches the launcher
@@ -159,7 +169,7 @@ def launch_local(
         _stop(procs, signal.SIGINT)
         return INTERRUPTED
     except _Terminated:
-        _stop(procs, signal.SIGTERM)
+        _stop(procs, signal.SIGINT)  # as for Ctrl-C: the workers catch SIGTERM themselves
         return 128 + signal.SIGTERM
     finally:
         if any(p.poll() is None for p in procs):
@@ -168,17 +178,70 @@ def launch_local(
             signal.signal(signal.SIGTERM, previous)
 
 
+def without_option(argv: Sequence[str], option: str = "--processes") -> list[str]:
+    """``argv`` without ``option VALUE`` / ``option=VALUE`` (what the workers of
+    ``ldpjax run NAME --processes N`` get). Arguments after ``--`` are kept as they are."""
+    out: list[str] = []
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        arg = items[i]
+        if arg == "--":
+            out += items[i:]
+            break
+        if arg == option:
+            i += 2
+            continue
+        if arg.startswith(option + "="):
+            i += 1
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def _command_of(args: Sequence[str]) -> str | None:
+    """The ldpjax subcommand in ``args`` (after global options such as ``--plugin FILE``)."""
+    items = iter(args)
+    for arg in items:
+        if arg == "--plugin":
+            next(items, None)
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
 def _worker_argv(args: list[str], process_id: int) -> tuple[list[str], str | None]:
     """The CLI arguments for this process; processes > 0 write outputs to a scratch folder."""
-    if process_id == 0 or not args or args[0] not in ("run", "reproduce"):
+    if process_id == 0 or _command_of(args) not in ("run", "reproduce"):
         return args, None
     scratch = tempfile.mkdtemp(prefix=f"ldpjax-process{process_id}-")
     # ``--out`` must name a folder the run may create: a fresh subfolder of the scratch folder.
     return [*args, "--out", os.path.join(scratch, "out"), "--no-progress"], scratch
 
 
+def _exit_now(code: int) -> None:
+    """End a failed worker at once.
+
+    A normal exit would first wait (up to JAX's ``shutdown_timeout_seconds``, 5 minutes) at the
+    distributed runtime's shutdown barrier for the other processes, which are themselves
+    waiting for this one in a collective: the launcher (or ``srun --kill-on-bad-exit``) could
+    not see the failure. Exiting now lets it stop the others.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def run_worker(args: Sequence[str], *, script: str | None = None) -> int:
-    """Join the multi-process runtime the environment describes, then run the command."""
+    """Join the multi-process runtime the environment describes, then run the command.
+
+    In a multi-process run a failure (non-zero code or an exception) ends the process at once
+    with that code (1 for an exception, after printing its traceback).
+    """
     from ldpjax.engine import distributed
 
     try:
@@ -186,6 +249,21 @@ def run_worker(args: Sequence[str], *, script: str | None = None) -> int:
     except ValueError as err:
         print(f"ldpjax.launch: error: {err}", file=sys.stderr, flush=True)
         return 2
+    if not cfg.multiprocess:
+        return _run_command(args, script, 0)
+    try:
+        code = _run_command(args, script, cfg.process_id)
+    except BaseException:  # noqa: BLE001 - report, then skip the shutdown barrier
+        import traceback
+
+        traceback.print_exc()
+        _exit_now(1)
+    if code != 0:
+        _exit_now(code)
+    return code
+
+
+def _run_command(args: Sequence[str], script: str | None, process_id: int) -> int:
     if script is not None:
         import runpy
 
@@ -196,7 +274,7 @@ def run_worker(args: Sequence[str], *, script: str | None = None) -> int:
             code = stop.code
             return code if isinstance(code, int) else (0 if code is None else 1)
         return 0
-    argv, scratch = _worker_argv(list(args), cfg.process_id)
+    argv, scratch = _worker_argv(list(args), process_id)
     from ldpjax.cli import main
 
     sys.argv = ["ldpjax", *argv]

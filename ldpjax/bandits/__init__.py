@@ -45,7 +45,10 @@ from ldpjax.bandits.epsilon_greedy import EpsilonGreedyParams
 from ldpjax.bandits.epsilon_greedy import epsilon_greedy
 from ldpjax.bandits.epsilon_greedy import epsilon_greedy_params
 from ldpjax.bandits.gittins import GittinsConfig
+from ldpjax.bandits.gittins import IndexTable
+from ldpjax.bandits.gittins import default_extra_depth
 from ldpjax.bandits.gittins import gittins_index
+from ldpjax.bandits.gittins import gittins_index_table
 from ldpjax.bandits.gittins import gittins_params
 from ldpjax.bandits.gittins import gittins_policy
 from ldpjax.bandits.gittins import gittins_table
@@ -68,6 +71,8 @@ from ldpjax.bandits.state import PolicyConfig
 from ldpjax.bandits.state import max_spend
 
 __all__ = [
+    "IndexTable",
+    "default_extra_depth",
     "STRATEGIES",
     "STRATEGY_NAMES",
     "Allocation",
@@ -96,6 +101,7 @@ __all__ = [
     "gamma_star_constant",
     "gamma_star_dynamic",
     "gittins_index",
+    "gittins_index_table",
     "gittins_params",
     "gittins_policy",
     "gittins_table",

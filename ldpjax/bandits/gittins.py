@@ -66,8 +66,8 @@ from ldpjax.bandits.environment import (
     argmax_random_ties,
     arm_mask,
     best_ctr,
-    ctr_ok,
     check_segment_inputs,
+    ctr_ok,
 )
 from ldpjax.bandits.state import (
     BanditOutputs,
@@ -273,9 +273,10 @@ def _table_builder(max_count: int, depth: int, num_prices: int):
         one = jnp.ones((), dtype)
 
         def continuation(n, value, slope):
-            # entries s > n of the (static) width are don't-care copies; they stay finite
+            # entries s > n of the (static) width are never read; clipping their mean to 1
+            # keeps them convex combinations in [0, 1] (finite; valid entries have mean < 1)
             s = jnp.arange(value.shape[1], dtype=dtype)
-            mean = (a0 + s) / (a0 + b0 + n.astype(dtype))
+            mean = jnp.minimum((a0 + s) / (a0 + b0 + n.astype(dtype)), one)
             up_v = jnp.concatenate([value[:, 1:], value[:, -1:]], axis=1)
             up_g = jnp.concatenate([slope[:, 1:], slope[:, -1:]], axis=1)
             cont = (one - d) * mean + d * (mean * up_v + (one - mean) * value)

@@ -36,6 +36,11 @@ Environment read by :func:`initialize`, first match wins:
   detection (Cloud TPU pods, Open MPI, Kubernetes, mpi4py);
 * otherwise one process (nothing to do).
 
+Each process uses all the devices it sees (restrict them with JAX's ``JAX_LOCAL_DEVICE_IDS``
+or ``CUDA_VISIBLE_DEVICES``; under SLURM on GPUs JAX gives each task one GPU). On one machine a
+single process already uses every local accelerator, so local processes are mainly for CPUs
+and for testing; the point of several processes is several machines.
+
 ``LDPJAX_HEARTBEAT_TIMEOUT`` and ``LDPJAX_INIT_TIMEOUT`` (seconds) and
 ``LDPJAX_COORDINATOR_BIND`` (``host:port`` the coordinator listens on; default: the coordinator
 address itself when it is a loopback address, else JAX's default, all interfaces) are passed to
@@ -160,6 +165,10 @@ def initialize(environ: Mapping[str, str] | None = None) -> ProcessConfig:
     if cfg.source == "auto":
         jax.distributed.initialize(coordinator_address=cfg.coordinator, **kwargs)
     else:
+        if cfg.source == "ldpjax":
+            # exactly what the variables say: no cluster detection (a launcher started inside
+            # a SLURM allocation must not pick up the allocation's device assignment)
+            kwargs["cluster_detection_method"] = "deactivate"
         jax.distributed.initialize(
             coordinator_address=cfg.coordinator,
             num_processes=cfg.num_processes,

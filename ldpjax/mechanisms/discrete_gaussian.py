@@ -143,6 +143,11 @@ def discrete_gaussian_delta(sigma: ArrayLike, shift: ArrayLike, eps: ArrayLike) 
                 f"12 * sigma + shift must be <= {DELTA_WINDOW} for the exact sum; got "
                 f"sigma={sigma!r}, shift={shift!r}"
             )
+    return discrete_gaussian_delta_in_window(sigma, shift, eps)
+
+
+def discrete_gaussian_delta_in_window(sigma: ArrayLike, shift: ArrayLike, eps: ArrayLike) -> Array:
+    """:func:`discrete_gaussian_delta` without the concrete checks: NaN outside the window."""
     dtype = jnp.result_type(sigma, eps, float)
     sigma, shift, eps = (jnp.asarray(a, dtype) for a in (sigma, shift, eps))
     sigma, shift, eps = jnp.broadcast_arrays(sigma, shift, eps)
@@ -188,6 +193,7 @@ __all__ = [
     "MAX_GRID_SIGMA",
     "discrete_gaussian",
     "discrete_gaussian_delta",
+    "discrete_gaussian_delta_in_window",
     "discrete_gaussian_log_pmf",
     "discrete_gaussian_valid",
     "zcdp_delta",

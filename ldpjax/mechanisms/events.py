@@ -27,10 +27,10 @@ Accountants (exact unless stated):
   probability of reporting the true (a given other) value; epsilon(delta) = log((p - delta)/q);
   the tradeoff is the pure-DP curve f_{eps0, 0} (exact for binary RR, a valid lower bound for
   K-ary);
-* discrete Gaussian: scalar (dim = 1): the exact profile
-  (:func:`~ldpjax.mechanisms.discrete_gaussian.discrete_gaussian_delta`); dim > 1: the
-  (shift^2 / (2 sigma^2))-zCDP bound (CKS 2020, Thm 14) converted to (eps, delta) — an upper
-  bound; tradeoff: not available (``NotImplementedError``);
+* discrete Gaussian: scalar (dim = 1) with 12 sigma + shift <= 4096: the exact profile
+  (:func:`~ldpjax.mechanisms.discrete_gaussian.discrete_gaussian_delta`); otherwise (vectors,
+  or very fine grids) the (shift^2 / (2 sigma^2))-zCDP bound (CKS 2020, Thm 14) converted to
+  (eps, delta) — an upper bound; tradeoff: not available (``NotImplementedError``);
 * composition: all-Gaussian parts compose exactly (mu^2 add); all pure parts (RR, K-RR) by basic
   composition (eps add; an upper bound); other mixes raise ``NotImplementedError``;
 * parallel: delta = max over parts, epsilon = max, tradeoff = min (exact worst case);
@@ -50,7 +50,11 @@ import jax.numpy as jnp
 
 from ldpjax import accounting as acc
 from ldpjax import _validation as v
-from ldpjax.mechanisms.discrete_gaussian import discrete_gaussian_delta, zcdp_delta
+from ldpjax.mechanisms.discrete_gaussian import (
+    DELTA_WINDOW,
+    discrete_gaussian_delta_in_window,
+    zcdp_delta,
+)
 from ldpjax.roots import bracketed_root
 from ldpjax.types import Array, ArrayLike
 
@@ -195,11 +199,18 @@ def delta(event: Any, eps: ArrayLike) -> Array:
     if isinstance(event, GaussianMixtureEvent):
         return acc.gdp_mixture_delta(event.mus, event.weights, eps)
     if isinstance(event, DiscreteGaussianEvent):
-        if event.dim == 1:
-            return discrete_gaussian_delta(event.sigma, event.shift, eps)
         sigma = jnp.asarray(event.sigma, jnp.result_type(event.sigma, float))
-        rho = jnp.asarray(event.shift, sigma.dtype) ** 2 / (2.0 * sigma**2)
-        return zcdp_delta(rho, eps)
+        shift = jnp.asarray(event.shift, sigma.dtype)
+        v.check_range("sigma", sigma, 0.0, jnp.inf, low_open=True, high_open=True)
+        v.check_integer("shift", shift, 0)
+        rho = shift**2 / (2.0 * jnp.where(sigma > 0, sigma, 1.0) ** 2)
+        bound = v.valid_or_nan(sigma > 0, zcdp_delta(rho, eps))
+        if event.dim > 1:
+            return bound
+        # scalar: the exact profile inside the summation window, the zCDP bound beyond it
+        in_window = 12.0 * sigma + shift <= DELTA_WINDOW
+        exact = discrete_gaussian_delta_in_window(jnp.where(in_window, sigma, 1.0), shift, eps)
+        return jnp.where(in_window, exact, bound)
     raise NotImplementedError(f"delta is not available for {_describe(event)}")
 
 

@@ -1,15 +1,23 @@
-"""Gittins-index table against an independent brute-force dynamic programme."""
+"""Gittins indices: the NumPy reference against an independent brute-force dynamic programme,
+the JAX port (discount and prior as params leaves) against the NumPy reference, and the
+policy's validation and fail-closed behaviour."""
 
 from __future__ import annotations
 
 import functools
+import math
 import sys
 
+import chex
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.optimize import brentq
 
 from ldpjax import bandits
+from ldpjax.bandits.gittins import IndexTable, gittins_index_table
+from ldpjax.mechanisms import NoPrivacyEvent
 
 
 def brute_force_index(a: float, b: float, discount: float, depth: int) -> float:
@@ -101,3 +109,198 @@ def test_extrapolation_beyond_the_table():
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=rf"^{name} "):
         call()
+
+
+# --------------------------------------------------------------------------------------------
+# JAX port: discount and prior are params leaves
+
+
+def _config(max_count, max_discount, num_prices, policy=None):
+    policy = bandits.PolicyConfig() if policy is None else policy
+    return bandits.GittinsConfig(policy, max_count=max_count, max_discount=max_discount,
+                                 num_prices=num_prices)
+
+
+PORT_CASES = [  # (max_count, discount, num_prices, prior)
+    (6, 0.9, 512, (1.0, 1.0)),
+    (8, 0.95, 256, (2.0, 1.0)),
+    (10, 0.7, 128, (0.5, 3.0)),
+]
+
+
+@pytest.mark.parametrize("n, discount, prices, prior", PORT_CASES)
+def test_jax_port_equals_numpy_reference_in_float64(x64, n, discount, prices, prior):
+    # Same grid, same depth (max_discount = discount), same bracket formulas: in float64 the two
+    # differ only by the order of rounding, each within the port's rounding bound of exact
+    # arithmetic (a bracket could flip only for a root within ~1e-13 of a grid price).
+    table = gittins_index_table(_config(n, discount, prices), discount, prior)
+    ref = bandits.gittins_table(n, discount, prior=prior, num_prices=prices)
+    assert table.index.dtype == jnp.float64
+    got = np.asarray(table.index)
+    assert np.array_equal(np.isnan(got), np.isnan(ref.index))
+    assert np.nanmax(np.abs(got - ref.index)) <= 2 * float(table.rounding_error)
+    assert float(table.interpolation_error) == pytest.approx(ref.interpolation_error, rel=1e-9)
+    assert 0 < float(table.rounding_error) < 1e-10
+
+
+@pytest.mark.parametrize("n, discount, prices, prior", PORT_CASES[:2])
+def test_jax_port_in_float32_within_certified_bounds(n, discount, prices, prior):
+    # Both tables are midpoints of brackets around the same exact roots (same depth): the
+    # reference within its half-width (plus float64 rounding, 2^-29 of the float32 bound), the
+    # port within its half-width plus its float32 rounding bound.
+    table = gittins_index_table(_config(n, discount, prices), discount, prior)
+    assert table.index.dtype == jnp.float32
+    d32 = float(np.float32(discount))  # the discount the port actually used
+    ref = bandits.gittins_table(n, d32, prior=prior, num_prices=prices,
+                                extra_depth=_config(n, discount, prices).depth - n)
+    rounding = float(table.rounding_error)
+    tol = ref.interpolation_error + float(table.interpolation_error) + rounding * (1 + 2**-29)
+    got = np.asarray(table.index, np.float64)
+    assert np.array_equal(np.isnan(got), np.isnan(ref.index))
+    assert np.nanmax(np.abs(got - ref.index)) <= tol
+    # the rounding bound is what it claims: 16 u / ((1 - delta) |D'|) >= 16 u / (1 - delta)
+    assert rounding >= 16 * np.finfo(np.float32).eps / 2 / (1 - d32)
+
+
+def test_default_table_matches_reference_at_discount_099():
+    # the experiments' table (N = 100, delta = 0.99, 1024 prices) in float32
+    cfg = _config(100, 0.99, 1024)
+    table = gittins_index_table(cfg, 0.99)
+    ref = bandits.gittins_table(100, float(np.float32(0.99)), num_prices=1024,
+                                extra_depth=cfg.depth - 100)
+    tol = (ref.interpolation_error + float(table.interpolation_error)
+           + float(table.rounding_error) * (1 + 2**-29))
+    assert np.nanmax(np.abs(np.asarray(table.index, np.float64) - ref.index)) <= tol
+
+
+def test_discount_sweep_is_one_vmap_compiled_once():
+    env = bandits.make_environment([0.3, 0.2])
+    cfg = _config(6, 0.95, 128)
+
+    @chex.assert_max_traces(n=1)
+    def sweep(discounts):
+        return jax.vmap(lambda d: bandits.gittins_params(env, cfg, d))(discounts)
+
+    sweep = jax.jit(sweep)
+    grid = sweep(jnp.array([0.5, 0.8, 0.95]))
+    again = sweep(jnp.array([0.6, 0.7, 0.9]))  # new values, same trace
+    assert grid.index.shape == (3, 7, 7) and again.discount.shape == (3,)
+    # each grid point is the table of its own discount (vmap vs one call: rounding only)
+    for i, d in enumerate([0.6, 0.7, 0.9]):
+        one = gittins_index_table(cfg, d)
+        diff = np.nanmax(np.abs(np.asarray(again.index[i]) - np.asarray(one.index)))
+        assert diff <= 2 * (float(one.rounding_error) + float(one.interpolation_error))
+    # a more patient player explores more: the index of the fresh arm grows with the discount
+    assert np.all(np.diff(np.asarray(grid.index[:, 0, 0])) > 0)
+    # the stacked grid is valid params for the policy (validate recomputes every table)
+    bandits.gittins_policy(cfg).validate(grid, None)
+
+
+def test_prior_is_a_leaf_too():
+    cfg = _config(6, 0.9, 128)
+    priors = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 3.0]])
+    tables = jax.vmap(lambda p: gittins_index_table(cfg, 0.9, p))(priors)
+    for i in range(3):
+        one = gittins_index_table(cfg, 0.9, priors[i])
+        tol = 2 * (float(one.rounding_error) + float(one.interpolation_error))
+        assert np.nanmax(np.abs(np.asarray(tables.index[i]) - np.asarray(one.index))) <= tol
+    # a more optimistic prior raises the index of every state
+    assert np.all(np.nan_to_num(np.asarray(tables.index[1] - tables.index[0]), nan=1.0) > 0)
+    assert np.all(np.nan_to_num(np.asarray(tables.index[0] - tables.index[2]), nan=1.0) > 0)
+
+
+def test_policy_index_equals_the_reference_lookup():
+    # the policy's lookup (table inside, 1/n extrapolation outside) on the params table equals
+    # gittins_index on the NumPy table, within the float32 table bounds
+    cfg = _config(10, 0.9, 256)
+    env = bandits.make_environment([0.3, 0.2])
+    params = bandits.gittins_params(env, cfg, 0.9)
+    ref = bandits.gittins_table(10, float(np.float32(0.9)), num_prices=256,
+                                extra_depth=cfg.depth - 10)
+    s = np.array([0, 3, 10, 0, 7, 25, 4])
+    f = np.array([0, 2, 0, 10, 9, 5, 30])  # the last three lie beyond n = 10
+    got = np.asarray(bandits.gittins_index(params, s, f), np.float64)
+    want = np.asarray(bandits.gittins_index(ref, s, f), np.float64)
+    table = gittins_index_table(cfg, 0.9)
+    # the extrapolation is 1 + (N + a0 + b0) / (n + a0 + b0) <= 2 times a table error
+    tol = 2 * (ref.interpolation_error + float(table.interpolation_error)
+               + float(table.rounding_error))
+    assert np.all(np.abs(got - want) <= tol)
+
+
+def _params(discount=0.9, prior=(1.0, 1.0), cfg=None):
+    cfg = cfg or _config(8, 0.9, 64, bandits.PolicyConfig(max_arms=3))
+    return cfg, bandits.gittins_params(bandits.make_environment([0.5, 0.3, 0.1]), cfg,
+                                       discount, prior)
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda p: p._replace(discount=jnp.float32(0.95)), "discount"),  # > max_discount
+    (lambda p: p._replace(discount=jnp.float32(1.0)), "discount"),
+    (lambda p: p._replace(discount=jnp.float32(0.0)), "discount"),
+    (lambda p: p._replace(discount=jnp.float32(np.nan)), "discount"),
+    (lambda p: p._replace(prior=jnp.array([0.0, 1.0])), "prior"),
+    (lambda p: p._replace(prior=jnp.array([1.0, np.inf])), "prior"),
+    (lambda p: p._replace(prior=jnp.array([1.0, 1.0, 1.0])), "prior"),
+    (lambda p: p._replace(index=p.index[:-1, :-1]), "index"),
+    (lambda p: p._replace(discount=jnp.float32(0.8)), "index"),  # stale table
+    (lambda p: p._replace(prior=jnp.array([2.0, 1.0])), "index"),  # stale table
+])
+def test_validate_names_the_bad_leaf(change, name):
+    cfg, params = _params()
+    alg = bandits.gittins_policy(cfg)
+    alg.validate(params, None)
+    with pytest.raises(ValueError, match=rf"^{name} "):
+        alg.validate(change(params), None)
+    assert isinstance(alg.privacy_event(params), NoPrivacyEvent)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: _config(8, 1.0, 64), "max_discount"),
+    (lambda: _config(-1, 0.9, 64), "max_count"),
+    (lambda: _config(8, 0.9, 8), "num_prices"),
+    (lambda: bandits.GittinsConfig(extra_depth=0), "extra_depth"),
+    (lambda: _params(discount=0.95), "discount"),
+    (lambda: _params(prior=(1.0, -1.0)), "prior"),
+])
+def test_bad_config_and_params_name_the_argument(call, name):
+    with pytest.raises(ValueError, match=rf"^{name} "):
+        call()
+
+
+def _regret_of_traced(params_fn, value, cfg, steps=8):
+    alg = bandits.gittins_policy(cfg)
+
+    @jax.jit
+    def run(x):
+        params = params_fn(x)
+
+        def body(state, t):
+            return alg.step(params, state, None, jax.random.fold_in(jax.random.key(0), t))
+
+        return jax.lax.scan(body, alg.init(params, jax.random.key(1)), jnp.arange(steps))[1]
+
+    return np.asarray(run(jnp.float32(value)).regret)
+
+
+def test_traced_invalid_prior_or_ctr_fails_closed():
+    cfg, params = _params()
+
+    def with_prior(a0):
+        return params._replace(prior=params.prior.at[0].set(a0))
+
+    def with_ctr(c):
+        return params._replace(ctr=params.ctr.at[0, 0].set(c))
+
+    assert np.all(np.isfinite(_regret_of_traced(with_prior, 1.0, cfg)))
+    for bad in (0.0, -1.0, np.nan, np.inf):
+        assert np.all(np.isnan(_regret_of_traced(with_prior, bad, cfg))), bad
+    for bad in (1.5, np.nan):
+        assert np.all(np.isnan(_regret_of_traced(with_ctr, bad, cfg))), bad
+
+
+def test_depth_is_static_config():
+    cfg = _config(8, 0.9, 64)
+    assert cfg.depth == 8 + math.ceil(math.log(0.01) / math.log(0.9))
+    assert bandits.GittinsConfig(max_count=5, extra_depth=7).depth == 12
+    assert isinstance(gittins_index_table(cfg, 0.5), IndexTable)

@@ -298,3 +298,24 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     assert not (out / "run.json").exists()
     with claim_output_dir(out):  # the lock died with the process: the folder is free again
         pass
+
+
+def test_run_with_two_processes_matches_one(tmp_path):
+    """`ldpjax run NAME --processes 2` gives tables byte-identical to one process."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LDPJAX_")}
+    env["JAX_PLATFORMS"] = "cpu"
+    base = [sys.executable, "-m", "ldpjax", "run", "demo", "--seeds", "40", "--no-progress",
+            "--no-compile-cache"]
+    one = subprocess.run([*base, "--out", str(tmp_path / "one")], env=env, capture_output=True)
+    two = subprocess.run([*base, "--out", str(tmp_path / "two"), "--processes", "2"], env=env,
+                         capture_output=True)
+    assert one.returncode == 0, one.stderr.decode()[-2000:]
+    assert two.returncode == 0, two.stderr.decode()[-2000:]
+    names = sorted(p.name for p in (tmp_path / "one").glob("*.csv"))
+    assert names
+    for name in names:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    assert json.loads((tmp_path / "two" / "run.json").read_text())["jax"]["process_count"] == 2
