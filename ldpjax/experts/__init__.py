@@ -10,7 +10,7 @@ from ldpjax.experts.gains import validate_gains
 from ldpjax.experts.privacy import noise_scale
 from ldpjax.experts.privacy import privatize_gains
 
-# --- part A: RW-FTPL, RW-AdaBatch, amplification (issue 3)
+# --- RW-FTPL, RW-AdaBatch, amplification by batching
 from ldpjax.experts.amplification import amplified_delta
 from ldpjax.experts.amplification import amplified_event
 from ldpjax.experts.amplification import amplified_tradeoff
@@ -46,7 +46,7 @@ from ldpjax.experts.rw_ftpl import FTPLParams
 from ldpjax.experts.rw_ftpl import ftpl_params
 from ldpjax.experts.rw_ftpl import rw_ftpl
 
-# --- part B: RW-Meta, learners, baselines, COVID task (issue 4)
+# --- RW-Meta, learners, the central-DP baseline, the COVID task
 from ldpjax.experts.agarwal_singh import TreeHedgeConfig
 from ldpjax.experts.agarwal_singh import TreeHedgeParams
 from ldpjax.experts.agarwal_singh import central_mu

@@ -29,7 +29,7 @@ Learners shipped:
 
 * :func:`ridge_learner` (rolling ridge / Bayesian linear regression, the paper's "Gaussian
   regression"). The paper does not publish features or regularisation, so this is our choice
-  (documented in ``docs/readme/experts_b.md`` and tested): per expert, fit the last
+  (documented in the README's experts section and tested): per expert, fit the last
   ``k = min(t - 1, w)`` noisy gains (lags l = 1..k, l = 1 the most recent) with features
   phi(l) = (1, -l / w) (intercept + linear trend, the trend measured per window length) under
   the Gaussian prior beta ~ N(0, tau^2 I) and Gaussian observation noise of variance

@@ -1,4 +1,4 @@
-"""The experts notebook (part A: regret, batching, amplification; part B: the COVID task)
+"""The experts notebook (regret, batching and amplification; then the COVID task)
 runs top to bottom at its test size."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ def test_notebook_runs_at_test_size():
         if cell.cell_type == "code"
         for out in cell.get("outputs", [])
     )
-    # part A
+    # RW-FTPL / RW-AdaBatch and amplification
     assert "JAX devices" in text and "regret at T=300" in text and "mu_B = 0.100" in text
-    # part B: every output says which data it used
+    # the COVID task: every output says which data it used
     assert "SYNTHETIC stand-in" in text
     assert "| NM | inf |" in text and "| NM | 1 |" in text
     # inline backend: regret, batch sizes, amplification curves, cumulative gain, the data
