@@ -114,7 +114,8 @@ def _experiment_parser(experiment) -> argparse.ArgumentParser:
         prog=f"ldpjax run {experiment.name}",
         description=experiment.description,
         epilog=("Common options: --seeds N --out DIR --size small|paper --seed S "
-                "--key-impl threefry2x32|rbg --no-progress --x64"),
+                "--key-impl threefry2x32|rbg --no-progress --x64 --rng invariant|fast "
+                "--no-compile-cache --processes N"),
     )
     for opt in experiment.options:
         defaults = {size: cfg.get(opt.name, opt.default) for size, cfg in experiment.sizes.items()}
@@ -314,8 +315,10 @@ def _print_failure(err: BaseException) -> str:
 
 
 def _cmd_bench(rest: list[str]) -> int:
+    import importlib
+
     try:
-        import ldpjax.bench as bench
+        bench = importlib.import_module("ldpjax.bench")
     except ModuleNotFoundError as err:
         if err.name not in ("ldpjax.bench",):
             raise

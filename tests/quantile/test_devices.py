@@ -7,6 +7,8 @@ number of devices nor the seed chunk can change the last bit.
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import subprocess
 import sys
@@ -19,6 +21,7 @@ from tests.conftest import REPO
 SCRIPT = Path(__file__).with_name("devices_script.py")
 
 
+@pytest.mark.slow  # a 4-device subprocess (~15 s); the engine's 4-device test stays in the fast set
 def test_float64_bit_identical_on_one_and_four_devices(tmp_path):
     out = tmp_path / "devices.npz"
     env = dict(os.environ)
