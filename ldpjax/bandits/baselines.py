@@ -33,9 +33,9 @@ from ldpjax.bandits.environment import (
     arm_mask,
     best_arm,
     best_ctr,
-    ctr_ok,
     check_env_leaves,
     check_segment_inputs,
+    ctr_ok,
 )
 from ldpjax.bandits.epsilon_greedy import EpsilonGreedyParams, epsilon_greedy_params
 from ldpjax.bandits.state import (

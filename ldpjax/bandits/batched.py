@@ -56,8 +56,9 @@ from ldpjax.bandits.epsilon_greedy import (
     privacy_event,
 )
 from ldpjax.bandits.state import BanditState, check_policy_config, estimated_ctr
-from ldpjax.mechanisms import KaryRandomizedResponseEvent, kary_randomized_response_counts
 from ldpjax.engine import Algorithm
+from ldpjax.mechanisms import KaryRandomizedResponseEvent, kary_randomized_response_counts
+from ldpjax.mechanisms.kary import multinomial_counts  # also used for segment counts (data)
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 MAX_BLOCK = 2**23
@@ -145,27 +146,6 @@ def num_blocks(horizon: int, growth: float) -> int:
         t += min(max(1, min(grown, MAX_BLOCK)), horizon - t)
         steps += 1
     return steps
-
-
-def multinomial_counts(key: PRNGKey, count: ArrayLike, probs: ArrayLike) -> Array:
-    """Multinomial(count, probs) over the last axis, by sequential conditional binomials."""
-    probs = jnp.asarray(probs)
-    remaining = jnp.asarray(count, probs.dtype)
-    mass = jnp.ones(probs.shape[:-1], probs.dtype)
-    keys = jax.random.split(key, probs.shape[-1])
-    out = []
-    for k in range(probs.shape[-1] - 1):
-        p = probs[..., k]
-        cond = jnp.where(mass > 0, jnp.clip(p / jnp.where(mass > 0, mass, 1.0), 0.0, 1.0), 0.0)
-        # data sampling only (segment counts); the privacy release's multinomial lives in
-        # ldpjax.mechanisms.kary_randomized_response_counts
-        draw = jax.random.binomial(keys[k], remaining, cond, dtype=probs.dtype)
-        draw = jnp.minimum(jnp.round(draw), remaining)
-        out.append(draw)
-        remaining = remaining - draw
-        mass = jnp.maximum(mass - p, 0.0)
-    out.append(remaining)
-    return jnp.stack(out, axis=-1)
 
 
 def kary_report_counts(key: PRNGKey, counts: ArrayLike, category: ArrayLike,

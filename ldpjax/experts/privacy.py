@@ -28,8 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
-from ldpjax.mechanisms import gaussian_mechanism, gaussian_noise_scale
 from ldpjax.mechanisms import _domain as dom
+from ldpjax.mechanisms import gaussian_mechanism, gaussian_noise_scale
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 #: RW-FTPL's random-walk scale without a privacy requirement (mu = inf).

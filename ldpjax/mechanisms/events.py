@@ -48,8 +48,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ldpjax import accounting as acc
 from ldpjax import _validation as v
+from ldpjax import accounting as acc
 from ldpjax.mechanisms.discrete_gaussian import (
     DELTA_WINDOW,
     discrete_gaussian_delta_in_window,

@@ -14,21 +14,21 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ldpjax.experts import agarwal_singh as AS
 from ldpjax.experts import (
     AdaBatchConfig,
     FTPLConfig,
     adabatch_params,
     bernoulli_gains,
     ftpl_params,
-    learner_set,
     leader_family,
+    learner_set,
     meta_params,
     ridge_family,
     rw_adabatch,
     rw_ftpl,
     rw_meta_algorithm,
 )
+from ldpjax.experts import agarwal_singh as AS
 from tests.conformance.case import ConformanceCase
 
 N, T = 4, 16

@@ -24,8 +24,13 @@ import numpy as np
 import pytest
 
 from ldpjax.engine import record, simulate
-from ldpjax.experts import AdaBatchConfig, adabatch_params, bernoulli_gains, privatize_gains
-from ldpjax.experts import rw_adabatch
+from ldpjax.experts import (
+    AdaBatchConfig,
+    adabatch_params,
+    bernoulli_gains,
+    privatize_gains,
+    rw_adabatch,
+)
 
 N_RUNS, T, N_EXPERTS, MU, ALPHA = 1500, 80, 3, 2.0, 2.0
 KS_THRESHOLD = math.sqrt(-math.log(1e-4 / 2) / 2) * math.sqrt(2 / N_RUNS)

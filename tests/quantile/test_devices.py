@@ -7,14 +7,13 @@ number of devices nor the seed chunk can change the last bit.
 
 from __future__ import annotations
 
-import pytest
-
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.conftest import REPO
 
