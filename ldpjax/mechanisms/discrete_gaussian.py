@@ -131,6 +131,10 @@ def discrete_gaussian_delta(sigma: ArrayLike, shift: ArrayLike, eps: ArrayLike) 
       sigma: s > 0 (grid units).
       shift: D, the sensitivity in grid units, an integer >= 0.
       eps: in [0, inf).
+
+    Example:
+      >>> round(float(discrete_gaussian_delta(8.0, 8, 1.0)), 3)  # gdp_delta(1, 1) = 0.127
+      0.126
     """
     v.check_range("sigma", sigma, 0.0, (DELTA_WINDOW - 1) / 12.0, low_open=True)
     v.check_integer("shift", shift, 0, DELTA_WINDOW // 2)
@@ -172,6 +176,10 @@ def zcdp_delta(rho: ArrayLike, eps: ArrayLike) -> Array:
     minimised over a fixed log-spaced grid of 512 orders in (1, 1e6] (a valid upper bound;
     differentiable almost everywhere). Used for the multivariate discrete Gaussian, which is
     (D^2 / (2 s^2))-zCDP (CKS 2020, Thm 14).
+
+    Example:
+      >>> 0 < float(zcdp_delta(0.5, 2.0)) < 0.1
+      True
     """
     v.check_range("rho", rho, 0.0, jnp.inf, high_open=True)
     v.check_range("eps", eps, 0.0, jnp.inf, high_open=True)

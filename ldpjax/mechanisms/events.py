@@ -31,8 +31,10 @@ Accountants (exact unless stated):
   (:func:`~ldpjax.mechanisms.discrete_gaussian.discrete_gaussian_delta`); otherwise (vectors,
   or very fine grids) the (shift^2 / (2 sigma^2))-zCDP bound (CKS 2020, Thm 14) converted to
   (eps, delta) — an upper bound; tradeoff: not available (``NotImplementedError``);
-* composition: all-Gaussian parts compose exactly (mu^2 add); all pure parts (RR, K-RR) by basic
-  composition (eps add; an upper bound); other mixes raise ``NotImplementedError``;
+* composition: all-Gaussian parts compose exactly (mu^2 add); Gaussian and discrete-Gaussian
+  parts through zCDP (rho adds, then converted to (eps, delta): an upper bound); all pure parts
+  (RR, K-RR) by basic composition (eps add; an upper bound); other mixes raise
+  ``NotImplementedError``;
 * parallel: delta = max over parts, epsilon = max, tradeoff = min (exact worst case);
 * Gaussian mixture: ``accounting.gdp_mixture_delta`` / ``gdp_mixture_tradeoff``.
 
@@ -163,6 +165,27 @@ def _all_gaussian(event) -> bool:
     return False
 
 
+def _all_gaussian_like(event) -> bool:
+    if isinstance(event, (GaussianEvent, DiscreteGaussianEvent)):
+        return True
+    if isinstance(event, ComposedEvent):
+        return all(_all_gaussian_like(e) for e in event.events)
+    return False
+
+
+def composed_rho(event) -> Array:
+    """zCDP parameter of a (composed) Gaussian / discrete-Gaussian event: the sum of
+    mu^2 / 2 (continuous, Bun & Steinke 2016) and shift^2 / (2 sigma^2) (discrete, CKS 2020
+    Thm 14) over the parts."""
+    if isinstance(event, GaussianEvent):
+        mu = jnp.asarray(event.mu, jnp.result_type(event.mu, float))
+        return 0.5 * mu * mu
+    if isinstance(event, DiscreteGaussianEvent):
+        sigma = jnp.asarray(event.sigma, jnp.result_type(event.sigma, float))
+        return jnp.asarray(event.shift, sigma.dtype) ** 2 / (2.0 * sigma * sigma)
+    return sum(composed_rho(e) for e in event.events)
+
+
 def composed_mu(event) -> Array:
     """mu of an all-Gaussian (possibly composed) event: sqrt(sum mu_i^2)."""
     if isinstance(event, GaussianEvent):
@@ -198,6 +221,9 @@ def delta(event: Any, eps: ArrayLike) -> Array:
         return _reduce(jnp.maximum, [delta(e, eps) for e in event.events])
     if isinstance(event, GaussianMixtureEvent):
         return acc.gdp_mixture_delta(event.mus, event.weights, eps)
+    if isinstance(event, ComposedEvent) and _all_gaussian_like(event):
+        # Gaussian (mu-GDP is mu^2/2-zCDP) and discrete Gaussian parts: zCDP adds (CKS 2020)
+        return zcdp_delta(composed_rho(event), eps)
     if isinstance(event, DiscreteGaussianEvent):
         sigma = jnp.asarray(event.sigma, jnp.result_type(event.sigma, float))
         shift = jnp.asarray(event.shift, sigma.dtype)
@@ -241,7 +267,9 @@ def epsilon(event: Any, delta_target: ArrayLike) -> Array:
         return jnp.maximum(out, 0.0)
     if isinstance(event, ParallelEvent):
         return _reduce(jnp.maximum, [epsilon(e, delta_target) for e in event.events])
-    if isinstance(event, (GaussianMixtureEvent, DiscreteGaussianEvent)):
+    if isinstance(event, (GaussianMixtureEvent, DiscreteGaussianEvent)) or (
+        isinstance(event, ComposedEvent) and _all_gaussian_like(event)
+    ):
         return _epsilon_by_root(event, delta_target)
     raise NotImplementedError(f"epsilon is not available for {_describe(event)}")
 
@@ -336,6 +364,7 @@ __all__ = [
     "ParallelEvent",
     "RandomizedResponseEvent",
     "composed_mu",
+    "composed_rho",
     "delta",
     "describe",
     "epsilon",

@@ -86,6 +86,12 @@ def rounded_sensitivity(
       dim: d, the number of coordinates of one release.
       domain: optional (lower, upper) box with both endpoints on the grid; then the bound is
         min(Delta + g sqrt(d), (upper - lower) sqrt(d)).
+
+    Example:
+      >>> float(rounded_sensitivity(1.0, 2**-4, 4))  # 1 + 2^-4 sqrt(4)
+      1.125
+      >>> float(rounded_sensitivity(2.0, 2**-4, 4, (0.0, 1.0)))  # gains in [0, 1]^4
+      2.0
     """
     dom.check_power_of_two("granularity", granularity)
     bound = jnp.asarray(sensitivity, jnp.result_type(sensitivity, float)) + granularity * math.sqrt(dim)
@@ -184,7 +190,13 @@ def granular_claim(
     sensitivity: ArrayLike, mu: ArrayLike, granularity: float, dim: int,
     domain: tuple[float, float] | None = None,
 ):
-    """The :class:`~ldpjax.mechanisms.events.DiscreteGaussianEvent` of a granular release."""
+    """The :class:`~ldpjax.mechanisms.events.DiscreteGaussianEvent` of a granular release.
+
+    Example:
+      >>> event = granular_claim(1.0, 1.0, 2**-8, 1, (0.0, 1.0))
+      >>> float(event.sigma), float(event.shift)
+      (256.0, 256.0)
+    """
     from ldpjax.mechanisms.events import DiscreteGaussianEvent
 
     domain = _check_domain(domain)

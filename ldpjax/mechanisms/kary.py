@@ -45,6 +45,11 @@ def kary_randomized_response_from_uniform(
     Returns:
       ``report`` (int32), ``explored`` (bool) and a spare uniform independent of the report.
       Invalid traced arguments explore with probability 1.
+
+    Example:
+      >>> report, explored, spare = kary_randomized_response_from_uniform(0.9, 2, 0.5, 3)
+      >>> int(report), bool(explored), round(float(spare), 2)
+      (2, False, 0.8)
     """
     u = jnp.asarray(u)
     dtype = u.dtype
@@ -98,6 +103,11 @@ def kary_randomized_response_explore(
     """K-RR parameterised by its exploration probability p (epsilon-greedy's rate).
 
     Privacy: xi = log(1 + K (1 - p) / p) (``accounting.krr_budget``).
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> kary_randomized_response_explore(jax.random.key(0), jnp.zeros(5, int), 1.0, 4).shape
+      (5,)
     """
     v.check_range("explore_prob", explore_prob, 0.0, 1.0)
     v.check_integer("k", k, 2)
@@ -117,6 +127,11 @@ def multinomial_counts(key: PRNGKey, count: ArrayLike, probs: ArrayLike) -> Arra
 
     ``count`` is a float array holding integers (broadcast against ``probs[..., 0]``). Exact in
     law up to ``jax.random.binomial``'s float arithmetic.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> float(multinomial_counts(jax.random.key(0), 10.0, jnp.ones(4) / 4).sum())
+      10.0
     """
     probs = jnp.asarray(probs)
     remaining = jnp.asarray(count, probs.dtype)

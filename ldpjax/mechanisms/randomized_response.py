@@ -35,6 +35,11 @@ def report_uniforms(key: PRNGKey, shape, dtype=None) -> Array:
     something else derived from it (e.g. the explored arm): pass the result to
     :func:`randomized_response_from_uniform` or
     :func:`~ldpjax.mechanisms.kary.kary_randomized_response_from_uniform`.
+
+    Example:
+      >>> import jax
+      >>> report_uniforms(jax.random.key(0), (3,)).shape
+      (3,)
     """
     return jax.random.uniform(key, tuple(shape), dtype or jnp.result_type(float))
 
@@ -50,6 +55,11 @@ def randomized_response_from_uniform(u: ArrayLike, bit: ArrayLike, r: ArrayLike)
 
     Returns:
       Reported bits (bool). A traced invalid r (or bit) gives the fair coin 1{u >= 1/2}.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> randomized_response_from_uniform(jnp.array([0.1, 0.7, 0.9]), jnp.array([0, 0, 0]), 0.5)
+      Array([False, False,  True], dtype=bool)
     """
     u = jnp.asarray(u)
     r = jnp.asarray(r, u.dtype)
@@ -102,6 +112,11 @@ def randomized_response_bernoulli(key: PRNGKey, prob_one: ArrayLike, r: ArrayLik
     Returns:
       Reported bits (bool) of the broadcast shape; a fair coin where a traced argument is
       invalid.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> randomized_response_bernoulli(jax.random.key(0), jnp.full(4, 0.7), 0.5).shape
+      (4,)
     """
     v.check_range("prob_one", prob_one, 0.0, 1.0)
     v.check_range("r", r, 0.0, 1.0, low_open=True)
@@ -114,7 +129,12 @@ def randomized_response_bernoulli(key: PRNGKey, prob_one: ArrayLike, r: ArrayLik
 def randomized_response_bernoulli_from_uniform(
     u: ArrayLike, prob_one: ArrayLike, r: ArrayLike
 ) -> Array:
-    """The pure function behind :func:`randomized_response_bernoulli`: 1{u < r p + (1 - r)/2}."""
+    """The pure function behind :func:`randomized_response_bernoulli`: 1{u < r p + (1 - r)/2}.
+
+    Example:
+      >>> bool(randomized_response_bernoulli_from_uniform(0.5, 0.9, 0.5))  # 0.5 < 0.7
+      True
+    """
     u = jnp.asarray(u)
     prob_one, r = jnp.asarray(prob_one, u.dtype), jnp.asarray(r, u.dtype)
     ok = dom.rate_ok(r) & dom.prob_ok(prob_one)

@@ -136,3 +136,17 @@ def test_events_are_pytrees_that_vmap():
 def test_no_privacy_event():
     assert float(M.delta(M.NoPrivacyEvent(), 5.0)) == 1.0
     assert float(M.epsilon(M.NoPrivacyEvent(), 1e-5)) == np.inf
+
+
+def test_composed_discrete_gaussians_via_zcdp(x64):
+    # Two discrete Gaussian releases with s = 8, shift = 8 (each close to 1-GDP): rho = 1/2 + 1/2.
+    part = M.DiscreteGaussianEvent(8.0, 8.0, 1)
+    composed = M.ComposedEvent((part, part))
+    assert float(M.events.composed_rho(composed)) == pytest.approx(1.0)
+    for eps in (0.5, 2.0):
+        bound = float(M.delta(composed, eps))
+        # an upper bound: never below the (near-identical) continuous sqrt(2)-GDP profile
+        assert bound >= 0.98 * float(acc.gdp_delta(np.sqrt(2.0), eps))
+        assert bound <= 1.0
+    eps = float(M.epsilon(composed, 1e-5))
+    assert float(M.delta(composed, eps)) == pytest.approx(1e-5, rel=1e-4)
