@@ -46,6 +46,10 @@ def apply_workaround() -> bool:
 
 
 def _backend_started() -> bool:
+    import sys
+
+    if "jax" not in sys.modules:  # JAX not imported yet: no backend, and importing it here
+        return False  # would make ``import ldpjax`` (and the CLI's start-up) pay for it
     try:
         from jax._src import xla_bridge
 

@@ -319,3 +319,10 @@ def test_run_with_two_processes_matches_one(tmp_path):
     for name in names:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     assert json.loads((tmp_path / "two" / "run.json").read_text())["jax"]["process_count"] == 2
+
+
+def test_cli_module_imports_without_jax():
+    """The console script reaches its Ctrl-C handler before JAX is imported (no traceback window)."""
+    code = "import sys, ldpjax.cli; print('jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
