@@ -28,7 +28,7 @@ pass the algorithm (default sensitivity sqrt(n)) the equivalent mu' = mu sqrt(n)
 which gives exactly eta = Delta / mu (``eta`` is listed in every row).
 
 **mu = inf** is non-private for the learners: once RW-Meta's release at mu = inf is the clean
-gain vector (request R1 in ``notes/requests-covid.md``; detected at run time), the learners and
+gain vector (detected at run time from the experts release scale), the learners and
 RW-Meta's scores see the clean gains while RW-Meta still draws its selection perturbation y_t
 (c_t = 2t); RW-FTPL keeps eta = sqrt 2 (its walk is its perturbation); A&S is noise-free
 Hedge. Every mu = inf row says which applies.
