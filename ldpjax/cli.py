@@ -36,15 +36,22 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
+def _rng_choice(args: argparse.Namespace) -> str | None:
+    """``--rng fast`` wins; else the runs use the key's own generator (``--key-impl``, default
+    the invariant default)."""
+    return "fast" if args.rng == "fast" else None
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="output folder (default: results/NAME)")
     parser.add_argument("--size", default="small", choices=("small", "paper"),
                         help="small default sweep or the paper's full grid")
     parser.add_argument("--seed", type=int, default=0, help="base PRNG seed (default 0)")
-    parser.add_argument("--key-impl", default="threefry2x32",
-                        choices=("threefry2x32", "threefry", "rbg", "unsafe_rbg"),
-                        help="PRNG implementation (threefry: chunk/device independent; "
-                             "rbg: faster on CPU)")
+    parser.add_argument("--key-impl", default=None,
+                        choices=("philox4x32", "threefry2x32", "threefry", "philox2x32", "rbg",
+                                 "unsafe_rbg"),
+                        help="generator of the runs (default: philox4x32 where this JAX offers "
+                             "it, else threefry2x32); given, it replaces --rng invariant")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64)")
     parser.add_argument("--processes", type=int, default=None, metavar="N",
@@ -52,7 +59,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "(records identical to one process; see python -m ldpjax.launch)")
     parser.add_argument("--rng", default="invariant", choices=("invariant", "fast"),
                         help="random numbers: invariant (default; bit-identical across chunks "
-                             "and devices, threefry) or fast (philox on CPU, recorded in run.json)")
+                             "and devices, 64-bit keys: philox4x32) or fast (philox2x32 on CPU, "
+                             "32-bit keys); recorded in run.json")
     parser.add_argument("--no-compile-cache", action="store_true",
                         help="do not use JAX's persistent compilation cache "
                              "(default folder: ~/.cache/ldpjax/jax-compile or $LDPJAX_CACHE_DIR)")
@@ -114,7 +122,7 @@ def _experiment_parser(experiment) -> argparse.ArgumentParser:
         prog=f"ldpjax run {experiment.name}",
         description=experiment.description,
         epilog=("Common options: --seeds N --out DIR --size small|paper --seed S "
-                "--key-impl threefry2x32|rbg --no-progress --x64 --rng invariant|fast "
+                "--key-impl philox4x32|threefry2x32|rbg --no-progress --x64 --rng invariant|fast "
                 "--no-compile-cache --processes N"),
     )
     for opt in experiment.options:
@@ -215,7 +223,7 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
         run_experiment(
             experiment, size=args.size, seeds=args.seeds, out_dir=args.out, overrides=overrides,
             seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-            rng=None if args.rng == "invariant" else args.rng,
+            rng=_rng_choice(args),
             command=["ldpjax", *argv],
         )
     except ValueError as err:
@@ -272,7 +280,7 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
             result, out = run_experiment(
                 experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
                 seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-                rng=None if args.rng == "invariant" else args.rng,
+                rng=_rng_choice(args),
                 command=["ldpjax", *argv],
             )
             entry.update(status="ok", output=str(out))

@@ -2,7 +2,8 @@
 
 Policy (as in blackjax): functions accept ``ArrayLike`` (Python scalars, NumPy or JAX arrays)
 and return ``Array`` (JAX arrays). Random keys are ``PRNGKey``: new-style typed keys from
-``jax.random.key`` (any implementation: threefry by default, rbg on request) or legacy uint32
+``jax.random.key`` / :func:`ldpjax.engine.make_key` (any implementation: philox4x32 from
+``make_key``, threefry2x32 from ``jax.random.key``) or legacy uint32
 keys. Every random function takes its key as the first argument and never defaults it.
 Parameter and state containers are pytrees (usually ``NamedTuple``) so that they can be
 ``vmap``-ed, ``jit``-ed and differentiated.

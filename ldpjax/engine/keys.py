@@ -4,28 +4,41 @@
 run ``s`` (seed index, uint32) gets ``init_key, run_key = split(fold_in(key, s))`` and step t
 ``fold_in(run_key, t)``; with independent grid streams the key is first ``fold_in(key, g)``.
 
-Generators (``impl``), measured on this repository's 2-core CPU with ``jax.random.bits`` of
-2^24 words (jaxlib 0.10.2): threefry2x32 ~40-58 M words/s, rbg ~40-100 M, philox2x32
-~190-375 M.
+Generators (``impl``), measured on this repository's 2-core CPU (jaxlib 0.10.2, quiet machine).
+``jax.random.bits`` of 2^24 words: threefry2x32 ~50-90 M words/s, rbg ~40-105 M, philox4x32
+~470 M, philox2x32 ~290-530 M, threefry4x32 ~375-460 M. The engine's own pattern (a step key
+``fold_in(run_key, t)`` split in two inside a ``vmap``-ed ``scan``; 400 runs x 1000 steps,
+``python experiments/bench_key_derivation.py``): threefry2x32 0.033 s, philox4x32 0.0085 s,
+philox2x32 0.0063 s, rbg 0.13 s, threefry4x32 > 100 s to compile (43 s to run with an
+optimisation barrier: unusable here).
 
-* ``threefry2x32`` (JAX's default, and the engine's ``rng="invariant"``): counter based, 64-bit
-  keys; streams are bit-identical however runs are split across devices, chunks or ``vmap``
-  batches, and it compiles under sharding.
-* ``philox2x32`` (the engine's ``rng="fast"`` on CPU): counter based and bit-identical across
-  chunk sizes and devices too, ~5x faster on CPU, but (a) it does not compile when sharded
-  over several devices (XLA cannot legalize its ``mulhi``), so the engine then runs it device
-  by device instead of as one sharded program, and (b) its keys are **32 bits**: the engine
-  derives one key per (run, step), and among 10^7 such keys ~1.2 x 10^4 pairs coincide
-  (birthday bound n^2 / 2^33; measured 11,658 with jaxlib 0.10.2; ``tests/foundation/test_engine_rng.py`` checks 2^20 keys), so
-  two different (run, step) pairs then see the same random numbers. Harmless for most Monte
-  Carlo averages, but not the default.
+* ``philox4x32`` (the engine's default where this JAX offers it: :data:`DEFAULT_IMPL`,
+  ``rng="invariant"``): counter based with **64-bit** keys (like threefry2x32); streams are
+  bit-identical however runs are split across devices, chunks or ``vmap`` batches; ~4x faster
+  than threefry2x32 on CPU. It does not compile as one program sharded over several devices
+  (XLA cannot legalize its ``mulhi``), so on several devices the engine runs one program per
+  device (``SimulationInfo.execution == "per_device"``) -- same records, never a failure.
+  Older JAX releases without it fall back to threefry2x32.
+* ``threefry2x32`` (JAX's own default): the same invariance with 64-bit keys, and it compiles
+  sharded; ~4x slower on CPU. ``make_key(seed, "threefry2x32")`` or ``--key-impl threefry2x32``.
+* ``philox2x32`` (the engine's ``rng="fast"`` on CPU): counter based and invariant too, a
+  little faster than philox4x32, but its keys are **32 bits**: the engine derives one key per
+  (run, step), and among 10^7 such keys ~1.2 x 10^4 pairs coincide (birthday bound
+  n^2 / 2^33; measured 11,658 with jaxlib 0.10.2; ``tests/foundation/test_engine_rng.py``
+  checks 2^20 keys), so two different (run, step) pairs then see the same random numbers.
+  Runs device by device like philox4x32.
 * ``rbg`` / ``unsafe_rbg`` use the XLA RngBitGenerator; deterministic for a fixed program, but
   not guaranteed to match across batchings.
+
+A key made with :func:`make_key` (or by the CLI) uses :data:`DEFAULT_IMPL`; a key you make
+yourself with ``jax.random.key`` keeps its own generator unless ``simulate(..., rng=...)`` says
+otherwise.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 
 import jax
 import jax.numpy as jnp
@@ -33,18 +46,37 @@ import numpy as np
 
 from ldpjax.types import PRNGKey
 
-KEY_IMPLS = ("threefry2x32", "philox2x32", "rbg", "unsafe_rbg")
+def _registered_impls() -> frozenset[str]:
+    """Names of the PRNG implementations this JAX release registers, read from its registry
+    (no array is made, so importing this module does not start a backend)."""
+    for module in ("jax._src.random.prng", "jax._src.prng"):  # newer / older JAX layouts
+        try:
+            return frozenset(importlib.import_module(module).prngs)
+        except (ImportError, AttributeError):
+            continue
+    return frozenset({"threefry2x32", "rbg", "unsafe_rbg"})
+
+
+#: The key implementations the engine accepts (those of the six that this JAX offers;
+#: threefry4x32 is left out: see the module docstring).
+KEY_IMPLS = tuple(
+    impl for impl in ("threefry2x32", "philox4x32", "philox2x32", "rbg", "unsafe_rbg")
+    if impl in ("threefry2x32", "rbg", "unsafe_rbg") or impl in _registered_impls()
+)
 _ALIASES = {"threefry": "threefry2x32", "philox": "philox2x32"}
 
 #: Generators that give bit-identical results across chunk sizes and device counts.
-INVARIANT_IMPLS = ("threefry2x32", "philox2x32")
-#: ``rng="invariant"``: the fastest invariant generator with 64-bit keys that compiles sharded.
-INVARIANT_DEFAULT = "threefry2x32"
+INVARIANT_IMPLS = tuple(i for i in ("threefry2x32", "philox4x32", "philox2x32") if i in KEY_IMPLS)
+#: ``rng="invariant"`` and the default of :func:`make_key` and the CLI: the fastest invariant
+#: generator with 64-bit keys (philox4x32 where this JAX offers it, else threefry2x32).
+INVARIANT_DEFAULT = "philox4x32" if "philox4x32" in KEY_IMPLS else "threefry2x32"
+DEFAULT_IMPL = INVARIANT_DEFAULT
 #: ``rng="fast"``: the fastest generator per backend (measured; see the module docstring).
-#: Unmeasured backends keep threefry.
-FAST_BY_BACKEND = {"cpu": "philox2x32"}
-#: Generators that fail to compile as one program sharded over several devices.
-UNSHARDABLE_IMPLS = ("philox2x32",)
+#: Unmeasured backends keep the invariant default.
+FAST_BY_BACKEND = {"cpu": "philox2x32"} if "philox2x32" in KEY_IMPLS else {}
+#: Generators that fail to compile as one program sharded over several devices (the engine
+#: then runs one program per device).
+UNSHARDABLE_IMPLS = ("philox2x32", "philox4x32")
 #: Largest number of seed indices (``seed_offset + num_seeds``): ``fold_in`` takes 32 bits.
 MAX_SEED_INDEX = 2**32
 
@@ -56,11 +88,12 @@ def resolve_impl(impl: str) -> str:
     return name
 
 
-def make_key(seed: int, impl: str = "threefry2x32") -> PRNGKey:
-    """A typed PRNG key from an integer seed and a key implementation name."""
+def make_key(seed: int, impl: str | None = None) -> PRNGKey:
+    """A typed PRNG key from an integer seed and a key implementation name
+    (default :data:`DEFAULT_IMPL`: philox4x32 where this JAX offers it, else threefry2x32)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
         raise ValueError(f"seed must be an integer in [0, 2**63), got {seed!r}")
-    return jax.random.key(int(seed), impl=resolve_impl(impl))
+    return jax.random.key(int(seed), impl=resolve_impl(DEFAULT_IMPL if impl is None else impl))
 
 
 def as_typed_key(key: PRNGKey) -> PRNGKey:
@@ -124,6 +157,7 @@ def seed_keys(key: PRNGKey, seed_index) -> tuple[PRNGKey, PRNGKey]:
 
 
 __all__ = [
+    "DEFAULT_IMPL",
     "FAST_BY_BACKEND",
     "INVARIANT_DEFAULT",
     "INVARIANT_IMPLS",

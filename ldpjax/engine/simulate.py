@@ -270,10 +270,12 @@ def simulate(
         seed (paired comparisons across privacy levels); if False, grid point g (flat index)
         uses ``fold_in(key, g)`` first, so grid points are independent (e.g. different
         experiments of a portfolio). Either way results do not depend on chunking or devices.
-      rng: the generator: ``None`` (default) uses ``key``'s own implementation;
-        ``"invariant"`` threefry2x32; ``"fast"`` the fastest measured generator on this backend
-        (philox2x32 on CPU: ~5x faster, bit-identical across chunks and devices, but 32-bit
-        keys, see :mod:`ldpjax.engine.keys`); or an implementation name. Other than ``None``,
+      rng: the generator: ``None`` (default) uses ``key``'s own implementation (philox4x32
+        for a key from :func:`~ldpjax.engine.make_key`); ``"invariant"`` the invariant default
+        (philox4x32 where JAX offers it, else threefry2x32: 64-bit keys, bit-identical across
+        chunks and devices); ``"fast"`` the fastest measured generator on this backend
+        (philox2x32 on CPU: 32-bit keys, see :mod:`ldpjax.engine.keys`); or an implementation
+        name. Other than ``None``,
         the key is converted deterministically (``rollout(..., rng=...)`` does the same).
 
     Returns:

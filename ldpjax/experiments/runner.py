@@ -19,7 +19,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ldpjax.engine.keys import make_key, resolve_impl
+from ldpjax.engine.keys import DEFAULT_IMPL, make_key, resolve_impl, resolve_rng
 from ldpjax.experiments.base import Experiment, ExperimentResult, RunContext, Table
 from ldpjax.experiments.outdir import claim_output_dir
 
@@ -170,6 +170,7 @@ def _run_and_write(
         "messages": ctx.messages,
         "verdicts": verdicts,
         "rng": rng or "invariant",
+        "rng_impl": resolve_rng(rng, ctx.key),
         "compile_cache": jax.config.jax_compilation_cache_dir or None,
         "compile_seconds": round(sum(c["compile_seconds"] for c in ctx.simulate_calls), 3),
         "run_seconds": round(sum(c["run_seconds"] for c in ctx.simulate_calls), 3),
@@ -188,7 +189,7 @@ def run_experiment(
     out_dir: str | os.PathLike | None = None,
     overrides: dict[str, Any] | None = None,
     seed: int = 0,
-    key_impl: str = "threefry2x32",
+    key_impl: str | None = None,
     show_progress: bool = True,
     quiet: bool = False,
     command: list[str] | None = None,
@@ -203,7 +204,7 @@ def run_experiment(
     num_seeds = experiment.seeds_for(size) if seeds is None else int(seeds)
     if num_seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {num_seeds}")
-    key_impl = resolve_impl(key_impl)
+    key_impl = resolve_impl(DEFAULT_IMPL if key_impl is None else key_impl)
     out = Path(out_dir) if out_dir is not None else Path("results") / experiment.name
     # Checked (folder, writable, free space), created and locked before any computation; a run
     # refused with a ValueError removes the folders it created (see ldpjax.experiments.outdir).

@@ -104,9 +104,9 @@ def _device_runs(algorithm, rngs):
 if __name__ == "__main__":
     mode, out = sys.argv[1], sys.argv[2]
     if mode == "devices":
-        np.savez(out, **_device_runs(COUNTER, (None, "fast")))
+        np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32", "fast")))
     elif mode == "x64":
-        np.savez(out, **_device_runs(REDUCE, (None,)))
+        np.savez(out, **_device_runs(REDUCE, ("threefry2x32",)))  # sharded (philox runs per device)
     elif mode == "slow":
         res = slow_sweep(sys.argv[3])
         np.savez(out, record=res.record, computed=res.info["chunks_computed"],

@@ -51,7 +51,9 @@ def test_run_writes_tables_plots_and_run_json(tmp_path, capsys):
         assert (out / name).is_file(), name
     info = json.loads((out / "run.json").read_text())
     assert info["config"]["mu"] == [1.0, 2.0] and info["seeds"] == 200
-    assert info["key_impl"] == "threefry2x32" and info["jax"]["backend"] == "cpu"
+    from ldpjax.engine.keys import DEFAULT_IMPL
+
+    assert info["key_impl"] == DEFAULT_IMPL == info["rng_impl"] and info["jax"]["backend"] == "cpu"
     assert {"jax", "jaxlib", "numpy", "ldpjax", "python"} <= set(info["versions"])
     table = json.loads((out / "rmse.json").read_text())
     assert table["columns"][:2] == ["mu", "t"] and len(table["rows"]) == 2 * 5

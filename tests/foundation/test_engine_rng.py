@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ldpjax.engine import Algorithm, make_key, plan_chunks, product_grid, record, rollout, simulate
+from ldpjax.engine.keys import INVARIANT_DEFAULT, KEY_IMPLS, key_impl_name
 
 
 def _init(scale, key):
@@ -45,12 +46,13 @@ def test_key_schedule_matches_an_independent_reference(crn):
             np.testing.assert_allclose(res.state[g, s], state, rtol=1e-6)
 
 
-@pytest.mark.parametrize("rng", ["fast", "philox2x32", "invariant"])
+@pytest.mark.parametrize("rng", ["fast", "philox2x32", "invariant", "threefry2x32"])
 def test_generators_bit_identical_across_chunks_and_match_rollout(rng):
     grid = product_grid({"scale": jnp.float32(1.0)}, scale=[0.5, 2.0])["scale"]
     kw = dict(num_seeds=7, grid_ndim=1, record=record.every_step("draw"), rng=rng)
     base = simulate(ALG, grid, make_key(3), 12, **kw)
-    assert base.info.rng == ("threefry2x32" if rng == "invariant" else "philox2x32")
+    expected = {"invariant": INVARIANT_DEFAULT, "threefry2x32": "threefry2x32"}.get(rng, "philox2x32")
+    assert base.info.rng == expected
     for seed_chunk, time_chunk in [(1, None), (3, 5), (7, 1)]:
         other = simulate(ALG, grid, make_key(3), 12, seed_chunk=seed_chunk, time_chunk=time_chunk, **kw)
         np.testing.assert_array_equal(base.record, other.record)
@@ -58,8 +60,18 @@ def test_generators_bit_identical_across_chunks_and_match_rollout(rng):
                      seed_index=4, rng=rng)
     np.testing.assert_array_equal(one["draw"] if isinstance(one, dict) else one, base.record[1, 4])
     default = simulate(ALG, grid, make_key(3), 12, **{**kw, "rng": None})
-    assert default.info.rng == "threefry2x32"
-    assert (rng == "invariant") == np.array_equal(default.record, base.record)
+    # make_key's default generator is the invariant default: rng=None and "invariant" agree
+    assert default.info.rng == INVARIANT_DEFAULT
+    assert (expected == INVARIANT_DEFAULT) == np.array_equal(default.record, base.record)
+
+
+def test_default_generator_is_philox4x32_with_64_bit_keys():
+    """Where JAX offers it, the default generator is philox4x32: 64-bit keys (2 words), ~4x
+    threefry2x32's rate here (module docstring of ldpjax.engine.keys); else threefry2x32."""
+    expected = "philox4x32" if "philox4x32" in KEY_IMPLS else "threefry2x32"
+    assert INVARIANT_DEFAULT == expected
+    assert key_impl_name(make_key(0)) == expected
+    assert jax.random.key_data(make_key(0)).shape == (2,)  # 2 x 32 bits for both
 
 
 @pytest.mark.slow
@@ -77,8 +89,9 @@ def test_philox_keys_are_32_bits_and_collide_at_scale():
     duplicates = philox.shape[0] - np.unique(philox[:, 0]).size
     # Poisson(128): 5 sd = 57
     assert 128 - 57 < duplicates < 128 + 57, duplicates
-    threefry = step_keys("threefry2x32")
-    assert np.unique(threefry, axis=0).shape[0] == 2**20
+    for impl in ("threefry2x32", INVARIANT_DEFAULT):  # 64-bit keys: no duplicate expected
+        keys = step_keys(impl)
+        assert np.unique(keys, axis=0).shape[0] == 2**20
 
 
 def test_chunk_plan_unit():
