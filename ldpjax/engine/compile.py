@@ -24,7 +24,7 @@ def default_cache_dir() -> Path:
     return Path(base) / "ldpjax" / "jax-compile"
 
 
-def enable_compile_cache(path: str | os.PathLike | None = None, *, min_compile_seconds: float = 0.2) -> Path:
+def enable_compile_cache(path: str | os.PathLike | None = None, *, min_compile_seconds: float = 0.0) -> Path:
     """Turn on JAX's persistent compilation cache (compiled kernels reused across processes).
 
     Args:

@@ -110,8 +110,12 @@ def test_compile_timer_and_cache_folder(tmp_path):
     assert timer.compilations >= 1 and 0 < timer.compile_seconds <= timer.wall_seconds
     folder = tmp_path / "cache"
     previous = jax.config.jax_compilation_cache_dir
+    previous_min = jax.config.jax_persistent_cache_min_compile_time_secs
     try:
         assert enable_compile_cache(folder) == folder and folder.is_dir()
         assert jax.config.jax_compilation_cache_dir == str(folder)
+        # every kernel is stored: the accountants' many small kernels count on a warm run
+        assert jax.config.jax_persistent_cache_min_compile_time_secs == 0.0
     finally:
         jax.config.update("jax_compilation_cache_dir", previous)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", previous_min)
