@@ -36,12 +36,6 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def _rng_choice(args: argparse.Namespace) -> str | None:
-    """``--rng fast`` wins; else the runs use the key's own generator (``--key-impl``, default
-    the invariant default)."""
-    return "fast" if args.rng == "fast" else None
-
-
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="output folder (default: results/NAME)")
     parser.add_argument("--size", default="small", choices=("small", "paper"),
@@ -223,7 +217,7 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
         run_experiment(
             experiment, size=args.size, seeds=args.seeds, out_dir=args.out, overrides=overrides,
             seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-            rng=_rng_choice(args),
+            rng=None if args.rng == "invariant" else args.rng,
             command=["ldpjax", *argv],
         )
     except ValueError as err:
@@ -280,7 +274,7 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
             result, out = run_experiment(
                 experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
                 seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-                rng=_rng_choice(args),
+                rng=None if args.rng == "invariant" else args.rng,
                 command=["ldpjax", *argv],
             )
             entry.update(status="ok", output=str(out))

@@ -59,10 +59,9 @@ def _registered_impls() -> frozenset[str]:
 
 #: The key implementations the engine accepts (those of the six that this JAX offers;
 #: threefry4x32 is left out: see the module docstring).
-KEY_IMPLS = tuple(
-    impl for impl in ("threefry2x32", "philox4x32", "philox2x32", "rbg", "unsafe_rbg")
-    if impl in ("threefry2x32", "rbg", "unsafe_rbg") or impl in _registered_impls()
-)
+_REGISTERED = _registered_impls()
+KEY_IMPLS = tuple(i for i in ("threefry2x32", "philox4x32", "philox2x32", "rbg", "unsafe_rbg")
+                  if i in _REGISTERED)
 _ALIASES = {"threefry": "threefry2x32", "philox": "philox2x32"}
 
 #: Generators that give bit-identical results across chunk sizes and device counts.
