@@ -50,8 +50,9 @@ from ldpjax.engine import Algorithm
 from ldpjax.mechanisms import (
     KaryRandomizedResponseEvent,
     NoPrivacyEvent,
-    kary_randomized_response_from_uniform,
-    report_uniforms,
+    kary_randomized_response_from_bits,
+    report_bits,
+    uniform_from_bits,
 )
 from ldpjax.types import Array
 
@@ -103,14 +104,15 @@ def _run(config: PolicyConfig, choose, event) -> Algorithm:
         return init_state(config)
 
     def step(params: BaselineParams, state: BanditState, inputs, key):
-        # one draw: u[0] segment and u[1] click (data sampling), u[2] the random policy's
-        # report (privacy noise, passed to the K-RR mechanism)
-        u = report_uniforms(key, (3,), params.ctr.dtype)
-        segment = segment_of(config, params.segment_probs, inputs, u[0])
+        # one draw: word 0 the segment and word 1 the click (data sampling), words 2-3 the
+        # random policy's report (privacy noise, passed to the K-RR mechanism)
+        dtype = params.ctr.dtype
+        words = report_bits(key, (4,))
+        segment = segment_of(config, params.segment_probs, inputs, uniform_from_bits(words[0], dtype))
         mask = arm_mask(params.num_arms, config.max_arms)
-        arm, spend, explore = choose(params, segment, mask, u[2])
+        arm, spend, explore = choose(params, segment, mask, words[2:])
         rate = params.ctr[segment, arm]
-        click = (u[1] < rate).astype(jnp.int32)
+        click = (uniform_from_bits(words[1], dtype) < rate).astype(jnp.int32)
         regret = best_ctr(params.ctr, params.num_arms)[segment] - rate
         regret = v.valid_or_nan(ctr_ok(params.ctr, params.num_arms), regret)  # fail closed
         spend = jnp.asarray(spend, params.ctr.dtype)
@@ -168,7 +170,7 @@ def random_policy(config: PolicyConfig) -> Algorithm:
 
     def choose(params, segment, mask, uniform):
         # the true category is irrelevant at exploration probability 1 (0 is always valid)
-        report, _, _ = kary_randomized_response_from_uniform(
+        report, _, _ = kary_randomized_response_from_bits(
             uniform, jnp.zeros((), jnp.int32), 1.0, params.num_arms)
         return report, 0.0, 1.0
 

@@ -9,7 +9,7 @@ and weights w (:func:`ldpjax.bandits.budgets.exploration`) the shown arm is
 
 i.e. K-ary randomized response of the greedy arm with visitor budget xi_t (uniform weights:
 xi_t = log(1 - K + K / eps_t)). The release goes through the privacy layer:
-:func:`ldpjax.mechanisms.kary_randomized_response_from_uniform` (explore with probability
+:func:`ldpjax.mechanisms.kary_randomized_response_from_bits` (explore with probability
 eps_t, then a uniform arm). Arm-specific weights (Appendix J) map the mechanism's uniform
 position u / eps_t = (report + spare) / K on the exploring branch through the weights' inverse
 CDF (the same uniform, so the report law is the weighted K-RR row). A third party that sees
@@ -80,8 +80,9 @@ from ldpjax.bandits.state import (
 from ldpjax.engine import Algorithm
 from ldpjax.mechanisms import (
     KaryRandomizedResponseEvent,
-    kary_randomized_response_from_uniform,
-    report_uniforms,
+    kary_randomized_response_from_bits,
+    report_bits,
+    uniform_from_bits,
 )
 from ldpjax.types import Array, ArrayLike
 
@@ -194,23 +195,23 @@ def _draws_segment(config: PolicyConfig) -> bool:
     return not config.replay_segments and config.num_segments > 1
 
 
-def release_arm(u, greedy_values, mask, explore_prob, weights, strategy, num_arms):
-    """The shown arm from one K-RR uniform: ``(arm, greedy)``.
+def release_arm(words, greedy_values, mask, explore_prob, weights, strategy, num_arms, dtype):
+    """The shown arm from one K-RR draw (two uint32 words): ``(arm, greedy)``.
 
-    ``kary_randomized_response_from_uniform`` decides explore-or-not and the explored arm; on
+    ``kary_randomized_response_from_bits`` decides explore-or-not and the explored arm; on
     the greedy branch its spare uniform (independent of the report) picks the greedy arm among
     tied maxima of ``greedy_values``; arm-specific weights map the exploring uniform
     u / eps = (report + spare) / K through their inverse CDF.
     """
-    dtype = u.dtype
     lowest = pick_tied_max(greedy_values, mask, jnp.zeros((), dtype))  # a valid category
-    report, explored, spare = kary_randomized_response_from_uniform(
-        u, lowest, explore_prob, num_arms)
+    report, explored, spare = kary_randomized_response_from_bits(
+        words, lowest, explore_prob, num_arms)
     greedy = pick_tied_max(greedy_values, mask, spare)
     position = (report.astype(dtype) + spare) / jnp.asarray(num_arms, dtype)
     weighted = inverse_cdf(jnp.where(mask, weights, 0.0), position)
     explored_arm = jnp.where(strategy == budgets_lib.ARM_SPECIFIC, weighted, report)
-    return jnp.where(explored, explored_arm, greedy), greedy
+    arm = jnp.where(explored, explored_arm, greedy)
+    return jnp.where(report < 0, report, arm), greedy  # an invalid release stays invalid
 
 
 @functools.cache
@@ -251,20 +252,22 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
     def finish(params, state, segment, greedy, arm, click, explore_prob, spend):
         rate = params.ctr[segment, arm]
         regret = best_ctr(params.ctr, params.num_arms)[segment] - rate
-        regret = v.valid_or_nan(ctr_ok(params.ctr, params.num_arms), regret)  # fail closed
+        # fail closed: invalid CTRs, or an invalid release (arm -1)
+        regret = v.valid_or_nan(ctr_ok(params.ctr, params.num_arms) & (arm >= 0), regret)
         state = observe(state, segment, arm, click)
         return state, BanditOutputs(segment, greedy, arm, click, regret, spend, explore_prob)
 
     def step_fast(params: EpsilonGreedyParams, state: BanditState, inputs, key):
         dtype = params.ctr.dtype
-        # one draw per visitor: u[0] feeds the K-RR mechanism (privacy noise, through
-        # ldpjax.mechanisms), u[1] the click and u[2] the segment (data sampling)
-        u = report_uniforms(key, (3 if _draws_segment(config) else 2,), dtype)
-        segment = segment_of(config, params.segment_probs, inputs, u[-1])
+        # one draw per visitor: words 0-1 feed the K-RR mechanism (privacy noise, through
+        # ldpjax.mechanisms), word 2 the click and word 3 the segment (data sampling)
+        words = report_bits(key, (4 if _draws_segment(config) else 3,))
+        segment = segment_of(config, params.segment_probs, inputs,
+                             uniform_from_bits(words[-1], dtype))
         mask, explore_prob, weights, spend = policy(params, state, segment)
-        arm, greedy = release_arm(u[0], estimated_ctr(state)[segment], mask, explore_prob,
-                                  weights, params.strategy, params.num_arms)
-        click = (u[1] < params.ctr[segment, arm]).astype(jnp.int32)
+        arm, greedy = release_arm(words[:2], estimated_ctr(state)[segment], mask, explore_prob,
+                                  weights, params.strategy, params.num_arms, dtype)
+        click = (uniform_from_bits(words[2], dtype) < params.ctr[segment, arm]).astype(jnp.int32)
         return finish(params, state, segment, greedy, arm, click, explore_prob, spend)
 
     def step_sampling(params: EpsilonGreedyParams, state: BanditState, inputs, key):
@@ -277,10 +280,10 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
         mask, explore_prob, weights, spend = policy(params, state, segment)
         # algorithm randomness: the greedy arm among ties (K uniforms)
         greedy = random_tie_argmax(tie_key, estimated_ctr(state)[segment], mask)
-        # privacy noise: the mechanism's own uniform (report_uniforms) and K-RR
-        u = report_uniforms(report_key, (), dtype)
-        report, explored, spare = kary_randomized_response_from_uniform(
-            u, greedy, explore_prob, params.num_arms)
+        # privacy noise: the mechanism's own words (report_bits) and K-RR
+        words = report_bits(report_key, (2,))
+        report, explored, spare = kary_randomized_response_from_bits(
+            words, greedy, explore_prob, params.num_arms)
         position = (report.astype(dtype) + spare) / jnp.asarray(params.num_arms, dtype)
         weighted = inverse_cdf(jnp.where(mask, weights, 0.0), position)
         arm = jnp.where(explored & (params.strategy == budgets_lib.ARM_SPECIFIC), weighted,

@@ -83,6 +83,33 @@ def check_numeric_tree(name: str, tree: PyTree, *, allow_empty: bool = False) ->
             raise ValueError(f"{where} is empty (shape {np.shape(leaf)})")
 
 
+def check_precision_tree(name: str, tree: PyTree) -> None:
+    """No float16 / bfloat16 leaf: releases compute in float32 or float64 only."""
+    for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is not None and str(np.dtype(dtype)) in ("float16", "bfloat16"):
+            raise ValueError(
+                f"{leaf_name(name, path)} has dtype {np.dtype(dtype)}: ldpjax computes releases in "
+                f"float32 or float64 only (low precision weakens the privacy claim); cast it "
+                f"with .astype(jnp.float32)"
+            )
+
+
+def has_no_noise_budget(params: PyTree) -> bool:
+    """True when a concrete float leaf of ``params`` holds +inf (a no-privacy budget such as
+    mu = inf or gamma = inf): the engine then runs inside
+    :func:`ldpjax.mechanisms.no_privacy_permitted`."""
+    for leaf in jax.tree_util.tree_leaves(params):
+        if isinstance(leaf, jax.core.Tracer):
+            return False
+        if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            continue
+        arr = np.asarray(leaf)
+        if arr.dtype.kind == "f" and np.any(np.isposinf(arr)):
+            return True
+    return False
+
+
 def num_steps_of(num_steps: Any, inputs: PyTree) -> int:
     """The horizon: ``num_steps``, or the common time length of ``inputs``; checked."""
     lengths = {}
@@ -172,6 +199,8 @@ def validate_algorithm(algorithm, params: PyTree, inputs: PyTree, grid_shape, gr
 
 __all__ = [
     "check_grid_ndim",
+    "check_precision_tree",
+    "has_no_noise_budget",
     "check_int",
     "check_numeric_tree",
     "check_seeds",

@@ -18,6 +18,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from ldpjax.engine import record as record_lib
 from ldpjax.engine.base import Algorithm
 from ldpjax.engine.keys import as_typed_key, convert_key, resolve_rng, seed_keys
+from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.types import PRNGKey, PyTree
 
 AXIS = "runs"
@@ -70,9 +71,22 @@ def rollout(
     """One run of ``num_steps`` steps as a pure function: returns ``(final_state, record)``.
 
     Uses exactly the keys of run ``seed_index`` in :func:`~ldpjax.engine.simulate` (pass the
-    same ``rng``), so ``rollout(..., seed_index=s)`` reproduces seed s of a sweep.
+    same ``rng``), so ``rollout(..., seed_index=s)`` reproduces seed s of a sweep. Concrete
+    +inf budgets in ``params`` (mu = inf) are honoured as "no noise"; traced ones (``rollout``
+    under your own ``jit``) give NaN releases. float16 / bfloat16 params raise ``ValueError``.
     ``jit``/``vmap``/``grad``-able (gradients flow through the scan to the numeric ``params``).
     """
+
+    from ldpjax.engine.checks import check_precision_tree, has_no_noise_budget
+
+    check_precision_tree("params", params)
+    if has_no_noise_budget(params):  # concrete +inf budgets: checked here, so honoured
+        with no_privacy_permitted():
+            return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng)
+    return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng)
+
+
+def _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng):
     from ldpjax.engine.checks import num_steps_of  # local: checks imports this module
 
     num_steps = num_steps_of(num_steps, inputs)

@@ -30,6 +30,7 @@ Results come back as NumPy arrays of shape ``grid_shape + (num_seeds,) + leaf_sh
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -49,7 +50,9 @@ from ldpjax.engine.checks import (
     check_grid_ndim,
     check_int,
     check_numeric_tree,
+    check_precision_tree,
     check_seeds,
+    has_no_noise_budget,
     num_steps_of,
     validate_algorithm,
 )
@@ -67,6 +70,7 @@ from ldpjax.engine.keys import (
 from ldpjax.engine.plan import ChunkPlan, default_memory_limit, plan_chunks, tree_bytes
 from ldpjax.engine.rollout import AXIS, inputs_at, kernels, make_mesh, rollout, run_specs, take
 from ldpjax.engine.store import ChunkStore
+from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.progress import ProgressBar
 from ldpjax.types import PRNGKey, PyTree
 
@@ -247,6 +251,9 @@ def simulate(
         compiled kernels are cached per algorithm and per recorder *value*).
       params: numeric parameters (pytree of arrays). With ``grid_ndim = d`` every leaf has the
         same d leading grid axes. Validated by ``algorithm.validate`` (if any) before compiling.
+        float16 / bfloat16 leaves raise ``ValueError``. A +inf budget (mu = inf) in this
+        concrete grid means "no noise" at that point (the run is traced inside
+        :func:`ldpjax.mechanisms.no_privacy_permitted`); nothing else turns noise off.
       key: PRNG key (typed, any implementation; see :func:`~ldpjax.engine.make_key`).
       num_steps: horizon T (defaults to the length of ``inputs``).
       num_seeds: independent runs per grid point.
@@ -286,7 +293,11 @@ def simulate(
         and for sweeps that cannot fit in memory or would run for days (see
         :mod:`ldpjax.engine.plan`).
     """
-    with CompileTimer() as timer:
+    check_precision_tree("params", params)
+    # A concrete +inf budget in the grid (mu = inf, gamma = inf) means "no noise" at that point:
+    # checked here, on the concrete params, it is the only road to a noiseless release.
+    permit = no_privacy_permitted() if has_no_noise_budget(params) else contextlib.nullcontext()
+    with permit, CompileTimer() as timer:
         result = _simulate(
             algorithm, params, key, num_steps, num_seeds=num_seeds, inputs=inputs, record=record,
             grid_ndim=grid_ndim, seed_offset=seed_offset, seed_chunk=seed_chunk,

@@ -158,6 +158,8 @@ def _run_and_write(
         "config": config,
         "seeds": num_seeds,
         "seed": seed,
+        "noise": "simulation: noise replayable from the seed (not a release of real data; "
+                 "see ldpjax.mechanisms.secure_key)",
         "key_impl": key_impl,
         "data": result.data,
         "command": command if command is not None else sys.argv,

@@ -44,13 +44,16 @@ from ldpjax.mechanisms.gaussian import rounded_sensitivity
 from ldpjax.mechanisms.kary import kary_randomized_response
 from ldpjax.mechanisms.kary import kary_randomized_response_counts
 from ldpjax.mechanisms.kary import kary_randomized_response_explore
-from ldpjax.mechanisms.kary import kary_randomized_response_from_uniform
+from ldpjax.mechanisms.kary import kary_randomized_response_from_bits
 from ldpjax.mechanisms.randomized_response import debias_randomized_response
 from ldpjax.mechanisms.randomized_response import randomized_response
 from ldpjax.mechanisms.randomized_response import randomized_response_bernoulli
-from ldpjax.mechanisms.randomized_response import randomized_response_bernoulli_from_uniform
-from ldpjax.mechanisms.randomized_response import randomized_response_from_uniform
-from ldpjax.mechanisms.randomized_response import report_uniforms
+from ldpjax.mechanisms.randomized_response import randomized_response_bernoulli_from_bits
+from ldpjax.mechanisms.randomized_response import randomized_response_from_bits
+from ldpjax.mechanisms.randomized_response import report_bits
+from ldpjax.mechanisms.randomized_response import uniform_from_bits
+from ldpjax.mechanisms._domain import no_privacy_permitted
+from ldpjax.mechanisms.secure import secure_key
 
 __all__ = [
     "ComposedEvent",
@@ -73,12 +76,15 @@ __all__ = [
     "kary_randomized_response",
     "kary_randomized_response_counts",
     "kary_randomized_response_explore",
-    "kary_randomized_response_from_uniform",
+    "kary_randomized_response_from_bits",
     "randomized_response",
     "randomized_response_bernoulli",
-    "randomized_response_bernoulli_from_uniform",
-    "randomized_response_from_uniform",
-    "report_uniforms",
+    "no_privacy_permitted",
+    "randomized_response_bernoulli_from_bits",
+    "randomized_response_from_bits",
+    "report_bits",
+    "secure_key",
+    "uniform_from_bits",
     "rounded_sensitivity",
     "tradeoff",
 ]

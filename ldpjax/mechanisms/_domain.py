@@ -7,17 +7,111 @@ Two layers (spec ``privacy-layer.md``, Sec. 1):
   offending entries (:mod:`ldpjax._validation`);
 * **traced** values (under ``jit``/``vmap``/``grad``) cannot be read at trace time, so each
   mechanism computes a boolean ``valid`` mask with the predicates below and *fails closed*:
-  a real-valued release becomes NaN, a bit becomes a fair coin, a category a uniform draw —
+  a real-valued release becomes NaN, a bit becomes a fair coin, a category -1 (invalid) —
   never the unperturbed input. NaN compares false, so every predicate rejects it.
+
+**No privacy only when checked.** A budget that means "no noise" (mu = inf, xi = inf, an
+exploration probability of 0, a truthful rate of 1) is honoured only
+
+* when it is *concrete* where the mechanism is called (an inf you wrote), or
+* inside :func:`no_privacy_permitted`, which the engine (``simulate``, ``rollout``) enters only
+  after its concrete grid check found such a budget in the params it was given.
+
+A *traced* no-noise budget outside the permit (e.g. ``mu = jnp.exp(100.0)`` under ``jit``)
+gives a NaN release. The permit is part of JAX's jit cache key, so a program traced with it is
+never reused without it.
+
+**Dtypes.** Releases compute in float32 or float64 only: a float16 or bfloat16 budget, value or
+uniform raises ``ValueError`` naming the dtype (dtypes are static, so this holds under ``jit``
+too).
 """
 
 from __future__ import annotations
+
+import contextlib
+import threading
 
 import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax.types import Array, ArrayLike
+
+
+def _make_permit():
+    """A boolean JAX config state that is part of the jit cache key and the trace context."""
+    try:
+        from jax._src import config as jax_config
+
+        return jax_config.bool_state(
+            "ldpjax_no_privacy_permit", False,
+            "ldpjax: an inf budget means no noise (set only by the engine's concrete checks)",
+            include_in_jit_key=True, include_in_trace_context=True,
+        )
+    except Exception:  # pragma: no cover - a JAX without config states: never permit traced inf
+        return None
+
+
+_PERMIT = _make_permit()
+_FALLBACK = threading.local()
+
+
+def no_privacy_allowed() -> bool:
+    """True inside :func:`no_privacy_permitted` (a traced inf budget then means no noise)."""
+    if _PERMIT is None:
+        return False
+    return bool(_PERMIT.value)
+
+
+@contextlib.contextmanager
+def no_privacy_permitted():
+    """Within this context a traced no-noise budget (mu = inf, xi = inf, ...) means no noise.
+
+    Entered by the engine after its concrete grid check found such a budget; enter it yourself
+    only around code whose budgets you have checked concretely. Outside it, a traced inf budget
+    gives a NaN release.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> from ldpjax.mechanisms import gaussian_mechanism
+      >>> release = jax.jit(lambda mu: gaussian_mechanism(jax.random.key(0), 1.0, 1.0, mu))
+      >>> bool(jnp.isnan(release(jnp.inf)))
+      True
+      >>> with no_privacy_permitted():
+      ...     float(release(jnp.inf))
+      1.0
+    """
+    if _PERMIT is None:  # pragma: no cover
+        yield
+        return
+    with _PERMIT(True):
+        yield
+
+
+def inf_allowed(budget: ArrayLike) -> bool:
+    """Whether a no-noise value of ``budget`` is honoured here (concrete, or permitted)."""
+    return v.is_concrete(budget) or no_privacy_allowed()
+
+
+LOW_PRECISION = ("float16", "bfloat16")
+
+
+def check_precision(name: str, value: ArrayLike) -> None:
+    """Refuse float16 / bfloat16 (static dtypes: also under ``jit``)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and str(jnp.dtype(dtype)) in LOW_PRECISION:
+        raise ValueError(
+            f"{name} has dtype {jnp.dtype(dtype)}: privacy releases compute in float32 or float64 "
+            f"only (low precision leaks through rounding); cast it with .astype(jnp.float32)"
+        )
+
+
+def release_dtype(*values: ArrayLike):
+    """The float dtype of a release of ``values`` (float32 or float64; low precision refused)."""
+    dtype = jnp.result_type(*values, float)
+    if str(dtype) in LOW_PRECISION:
+        raise ValueError(f"a release cannot compute in {dtype}: use float32 or float64")
+    return dtype
 
 
 def poison(valid: ArrayLike, value: ArrayLike) -> Array:
@@ -32,15 +126,16 @@ def poison(valid: ArrayLike, value: ArrayLike) -> Array:
     return value * factor
 
 
-def mu_ok(mu: ArrayLike) -> Array:
-    """mu in (0, inf] (inf only when written so: it means *no noise*)."""
-    return jnp.asarray(mu) > 0
+def mu_ok(mu: ArrayLike, allow_inf: bool = True) -> Array:
+    """mu in (0, inf) — or (0, inf] when ``allow_inf`` (see :func:`inf_allowed`)."""
+    mu = jnp.asarray(mu)
+    return (mu > 0) if allow_inf else ((mu > 0) & (mu < jnp.inf))
 
 
 def sensitivity_ok(sensitivity: ArrayLike) -> Array:
-    """sensitivity in [0, inf)."""
+    """sensitivity in (0, inf): a zero sensitivity would mean no noise."""
     s = jnp.asarray(sensitivity)
-    return (s >= 0) & (s < jnp.inf)
+    return (s > 0) & (s < jnp.inf)
 
 
 def rate_ok(r: ArrayLike) -> Array:
@@ -132,10 +227,16 @@ def check_power_of_two(name: str, value: float | None) -> None:
 
 
 __all__ = [
+    "LOW_PRECISION",
     "check_bits",
     "check_categories",
     "check_floating",
     "check_power_of_two",
+    "check_precision",
+    "inf_allowed",
+    "no_privacy_allowed",
+    "no_privacy_permitted",
+    "release_dtype",
     "in_box",
     "mu_ok",
     "poison",

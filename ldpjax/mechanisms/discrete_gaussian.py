@@ -15,7 +15,11 @@ its CDF, floor(-log u); this changes the *law* by a relative amount of the order
 epsilon (about 1e-7 in float32), and never the support: every output is an integer, so a
 release ``x + g * Y`` on the grid ``g Z`` carries nothing in its low-order bits. Rounds of
 candidates run in a ``lax.while_loop`` until every entry is accepted (about two rounds per
-entry on average), so the sampler is ``jit``/``vmap``-able.
+entry on average), so the sampler is ``jit``/``vmap``-able. The loop is bounded: after
+:data:`MAX_ROUNDS` rounds (each entry is accepted in a round with probability above 0.3, so an
+entry is unfinished with probability below 0.7^MAX_ROUNDS < 1e-19) unfinished entries are
+returned as :data:`DG_INVALID`, which every caller turns into a NaN release. No input can make
+it loop forever; float16 / bfloat16 scales are refused.
 
 :func:`discrete_gaussian_delta` is the exact privacy profile of the scalar mechanism with an
 integer shift D (spec Sec. 3): delta(eps) = sum_y P[Y = y] max(0, 1 - e^(eps - L(y))), with
@@ -35,6 +39,10 @@ from ldpjax.types import Array, ArrayLike, PRNGKey
 #: Largest noise scale (in grid units) the sampler accepts: keeps t V and the release exact in
 #: int32 / float32 (2^24 / 40).
 MAX_GRID_SIGMA = float(2**24 // 40)
+#: Most rounds of candidates the sampler draws before it gives up (fail closed).
+MAX_ROUNDS = 128
+#: The sampler's "no valid draw" sentinel (invalid sigma, or out of rounds): the int32 minimum.
+DG_INVALID = -(2**31)
 #: Half-width of the summation window of :func:`discrete_gaussian_delta`.
 DELTA_WINDOW = 4096
 
@@ -70,9 +78,10 @@ def discrete_gaussian(key: PRNGKey, sigma: ArrayLike, shape=(), dtype=None) -> A
       dtype: float dtype of the acceptance computations (default: float of ``sigma``).
 
     Returns:
-      int32 array of ``shape``. Under ``jit`` an invalid (NaN or negative) sigma fails closed:
-      the caller must turn the release into NaN (see :func:`ldpjax.mechanisms.gaussian_mechanism`);
-      here such entries return 0 and are flagged by :func:`discrete_gaussian_valid`.
+      int32 array of ``shape``. Under ``jit`` an invalid (NaN, negative or too large) sigma, and
+      an entry not accepted within :data:`MAX_ROUNDS` rounds, give :data:`DG_INVALID`
+      (-2^31): the caller must turn that release into NaN (as
+      :func:`ldpjax.mechanisms.gaussian_mechanism` does).
 
     Example:
       >>> import jax
@@ -81,16 +90,19 @@ def discrete_gaussian(key: PRNGKey, sigma: ArrayLike, shape=(), dtype=None) -> A
       (dtype('int32'), (4,))
     """
     v.check_range("sigma", sigma, 0.0, MAX_GRID_SIGMA)
+    from ldpjax.mechanisms import _domain as dom
+
+    dom.check_precision("sigma", sigma)
     shape = tuple(shape)
-    dtype = dtype or jnp.result_type(sigma, float)
+    dtype = dom.release_dtype(sigma) if dtype is None else dom.release_dtype(jnp.zeros((), dtype))
     s = jnp.broadcast_to(jnp.asarray(sigma, dtype), shape)
     valid = discrete_gaussian_valid(s)
     safe_s = jnp.where(valid & (s > 0), s, 1.0)
     t = (jnp.floor(safe_s) + 1.0).astype(jnp.int32)
 
     def cond(carry):
-        _, done, _ = carry
-        return ~jnp.all(done)
+        _, done, i = carry
+        return ~jnp.all(done) & (i < MAX_ROUNDS)
 
     def body(carry):
         out, done, i = carry
@@ -99,8 +111,9 @@ def discrete_gaussian(key: PRNGKey, sigma: ArrayLike, shape=(), dtype=None) -> A
         return jnp.where(take, y, out), done | ok, i + 1
 
     init = (jnp.zeros(shape, jnp.int32), ~(valid & (s > 0)), jnp.asarray(0, jnp.int32))
-    out, _, _ = jax.lax.while_loop(cond, body, init)
-    return jnp.where(valid & (s > 0), out, 0)
+    out, done, _ = jax.lax.while_loop(cond, body, init)
+    out = jnp.where(valid & (s > 0), out, 0)
+    return jnp.where(valid & done, out, DG_INVALID)
 
 
 def discrete_gaussian_valid(sigma: ArrayLike) -> Array:
@@ -198,6 +211,8 @@ def zcdp_delta(rho: ArrayLike, eps: ArrayLike) -> Array:
 
 __all__ = [
     "DELTA_WINDOW",
+    "DG_INVALID",
+    "MAX_ROUNDS",
     "MAX_GRID_SIGMA",
     "discrete_gaussian",
     "discrete_gaussian_delta",

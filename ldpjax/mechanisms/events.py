@@ -6,19 +6,34 @@ new one. Ours are JAX pytrees, so the accountants :func:`delta`, :func:`epsilon`
 :func:`tradeoff` are ``jit``/``vmap``/``grad``-able in the event's numbers (budgets optimised
 with ``jax.grad`` and optax).
 
-Events:
+Events (parameter domains in brackets):
 
-* :class:`GaussianEvent` ``(mu)`` — a mu-GDP release (continuous Gaussian mechanism);
+* :class:`GaussianEvent` ``(mu)`` — a mu-GDP release, mu in (0, inf];
 * :class:`DiscreteGaussianEvent` ``(sigma, shift, dim)`` — the granular release: discrete
-  Gaussian of scale ``sigma`` (grid units), integer l2 shift ``shift``, ``dim`` coordinates;
-* :class:`RandomizedResponseEvent` ``(r)`` — binary randomized response at truthful rate r;
-* :class:`KaryRandomizedResponseEvent` ``(xi, k)`` — K-ary randomized response at budget xi;
+  Gaussian of scale sigma in [0, inf) (grid units; 0 is no noise), integer l2 shift >= 0,
+  ``dim`` coordinates (static);
+* :class:`RandomizedResponseEvent` ``(r)`` — binary randomized response, truthful rate in (0, 1];
+* :class:`KaryRandomizedResponseEvent` ``(xi, k)`` — K-ary RR, xi in [0, inf], integer k >= 2;
 * :class:`ComposedEvent` ``(events)`` — sequential composition: the same record in every part;
+* :class:`SelfComposedEvent` ``(event, count)`` — ``count`` (an integer >= 1) uses of one record
+  by the same release (dp_accounting's ``SelfComposedDpEvent``), e.g. a record reused m times;
 * :class:`ParallelEvent` ``(events)`` — each record in exactly one part (the worst part counts);
 * :class:`GaussianMixtureEvent` ``(mus, weights)`` — a revealed mixture of Gaussian releases
   (RW-AdaBatch's batch law, paper 000 Lemma 2: the record's batch has component B with
-  probability ``weights[B]`` and the batch size is public);
+  probability ``weights[B]`` and the batch size is public); mus in (0, inf), weights >= 0
+  summing to 1;
 * :class:`NoPrivacyEvent` — a release without noise (mu = inf written explicitly).
+
+Validation. Every accountant checks the whole event (every part of a composition): a concrete
+parameter outside its domain raises ``ValueError`` naming it (``events[1].mu must be in
+(0, inf]; got -1``); a boolean raises too, even traced (its dtype is static); a traced one makes
+the result NaN, and its gradient NaN. A composition with one invalid part is invalid, whatever
+the other parts say. No privacy — ``NoPrivacyEvent``, mu = inf, sigma = 0 with shift > 0,
+r = 1, xi = inf, or a composition containing one — gives epsilon = inf and delta = 1 (for
+finite eps). A concrete budget below the computation dtype's normal range (mu = 1e-40 in
+float32) is raised to its smallest normal number (a negligibly larger, conservative budget),
+and a concrete delta is used through its float64 logarithm, so delta = 1e-300 gives a finite
+epsilon in float32 too.
 
 Accountants (exact unless stated):
 
@@ -27,40 +42,36 @@ Accountants (exact unless stated):
   probability of reporting the true (a given other) value; epsilon(delta) = log((p - delta)/q);
   the tradeoff is the pure-DP curve f_{eps0, 0} (exact for binary RR, a valid lower bound for
   K-ary);
-* discrete Gaussian: scalar (dim = 1) with 12 sigma + shift <= 4096: the exact profile
-  (:func:`~ldpjax.mechanisms.discrete_gaussian.discrete_gaussian_delta`); otherwise (vectors,
-  or very fine grids) the (shift^2 / (2 sigma^2))-zCDP bound (CKS 2020, Thm 14) converted to
-  (eps, delta) — an upper bound; tradeoff: not available (``NotImplementedError``);
-* composition: all-Gaussian parts compose exactly (mu^2 add); Gaussian and discrete-Gaussian
-  parts through zCDP (rho adds, then converted to (eps, delta): an upper bound); all pure parts
-  (RR, K-RR) by basic composition (eps add; an upper bound); other mixes raise
+* discrete Gaussian: scalar (dim = 1) with 12 sigma + shift <= 4096: the exact profile (window
+  sum plus a tail bound, capped by the zCDP bound; :mod:`ldpjax.accounting.zcdp`); otherwise
+  the (shift^2 / (2 sigma^2))-zCDP bound (CKS 2020, Thm 14) converted to (eps, delta) (CKS 2020,
+  Cor. 13) — an upper bound; tradeoff: not available (``NotImplementedError``);
+* sequential composition (``ComposedEvent``, ``SelfComposedEvent``): all-Gaussian parts compose
+  exactly (mu^2 add, so ``count`` uses give mu sqrt(count)); Gaussian and discrete-Gaussian
+  parts through zCDP (rho adds, mu-GDP being mu^2/2-zCDP; an upper bound); all pure parts (RR,
+  K-RR) by basic composition (eps add; an upper bound); other mixes raise
   ``NotImplementedError``;
 * parallel: delta = max over parts, epsilon = max, tradeoff = min (exact worst case);
-* Gaussian mixture: ``accounting.gdp_mixture_delta`` / ``gdp_mixture_tradeoff``.
-
-``epsilon`` without a closed form solves ``delta(event, eps) = delta`` on [0, 64] with the
-implicitly-differentiated root finder of :mod:`ldpjax.roots`.
+* Gaussian mixture: ``accounting.gdp_mixture_delta`` / ``gdp_mixture_tradeoff``; epsilon by a
+  root in log delta.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax import accounting as acc
-from ldpjax.mechanisms.discrete_gaussian import (
-    DELTA_WINDOW,
-    discrete_gaussian_delta_in_window,
-    zcdp_delta,
-)
-from ldpjax.roots import bracketed_root
+from ldpjax.accounting import gdp as _gdp
+from ldpjax.accounting import mixture as _mixture
+from ldpjax.accounting import zcdp as _zcdp
 from ldpjax.types import Array, ArrayLike
-
-_EPS_MAX = 64.0
 
 
 class GaussianEvent(NamedTuple):
@@ -73,7 +84,7 @@ class GaussianEvent(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class DiscreteGaussianEvent:
     """A discrete Gaussian release on a grid: scale ``sigma`` and integer l2 ``shift`` in grid
-    units, ``dim`` coordinates (static)."""
+    units, ``dim`` coordinates (static). ``sigma = 0`` (with ``shift > 0``): no noise."""
 
     sigma: ArrayLike
     shift: ArrayLike
@@ -99,6 +110,22 @@ class ComposedEvent(NamedTuple):
     events: tuple
 
 
+class SelfComposedEvent(NamedTuple):
+    """``count`` identical uses of one record by ``event`` (an integer count >= 1): the
+    sequential composition of ``count`` copies, dp_accounting's ``SelfComposedDpEvent``.
+
+    Gaussian: mu sqrt(count) (exact); pure events: count * eps0 (basic composition); discrete
+    Gaussian: count * rho (zCDP).
+
+    Example:
+      >>> round(float(composed_mu(SelfComposedEvent(GaussianEvent(1.0), 4))), 4)
+      2.0
+    """
+
+    event: Any
+    count: ArrayLike
+
+
 class ParallelEvent(NamedTuple):
     """Parallel composition: each record takes part in exactly one event of ``events``."""
 
@@ -118,256 +145,170 @@ class NoPrivacyEvent(NamedTuple):
 
 
 PURE_EVENTS = (RandomizedResponseEvent, KaryRandomizedResponseEvent)
+_SEQUENTIAL = (ComposedEvent, SelfComposedEvent)
+_INF = float("inf")
 
 
-# --------------------------------------------------------------------------- pure-DP helpers
-def _pure_pq(event) -> tuple[Array, Array]:
-    """(p, q): P(report the true value), P(report one given other value)."""
+# --------------------------------------------------------------------------- checks
+def _check(event: Any, where: str = "") -> None:
+    """Concrete checks of every parameter of ``event`` (``ValueError`` naming it)."""
+    if isinstance(event, GaussianEvent):
+        v.check_range(f"{where}mu", event.mu, 0.0, _INF, low_open=True)
+    elif isinstance(event, DiscreteGaussianEvent):
+        v.check_range(f"{where}sigma", event.sigma, 0.0, _INF, high_open=True)
+        v.check_integer(f"{where}shift", event.shift, 0)
+        if not isinstance(event.dim, (int, np.integer)) or isinstance(event.dim, bool) or event.dim < 1:
+            raise ValueError(f"{where}dim must be a Python integer >= 1; got {event.dim!r}")
+    elif isinstance(event, RandomizedResponseEvent):
+        v.check_range(f"{where}r", event.r, 0.0, 1.0, low_open=True)
+    elif isinstance(event, KaryRandomizedResponseEvent):
+        v.check_range(f"{where}xi", event.xi, 0.0, _INF)
+        v.check_integer(f"{where}k", event.k, 2)
+    elif isinstance(event, GaussianMixtureEvent):
+        _mixture.check_mixture(event.mus, event.weights, where)
+    elif isinstance(event, (ComposedEvent, ParallelEvent)):
+        if not isinstance(event.events, (tuple, list)) or not event.events:
+            raise ValueError(f"{where}events must be a non-empty tuple of events; got {event.events!r}")
+        for i, part in enumerate(event.events):
+            _check(part, f"{where}events[{i}].")
+    elif isinstance(event, SelfComposedEvent):
+        _check(event.event, f"{where}event.")
+        v.check_integer(f"{where}count", event.count, 1)
+    elif not isinstance(event, NoPrivacyEvent):
+        raise NotImplementedError(f"not a privacy event: {type(event).__name__} ({event!r})")
+
+
+def _valid(event: Any) -> Array:
+    """Traced domain of every parameter of ``event`` (NaN fails every predicate)."""
+    if isinstance(event, GaussianEvent):
+        return jnp.asarray(event.mu) > 0
+    if isinstance(event, DiscreteGaussianEvent):
+        return _zcdp._dg_valid(*_gdp._float(event.sigma, event.shift))
     if isinstance(event, RandomizedResponseEvent):
-        v.check_range("r", event.r, 0.0, 1.0, low_open=True)
-        r = jnp.asarray(event.r, jnp.result_type(event.r, float))
-        valid = (r > 0) & (r <= 1)
-        p, q = 0.5 * (1.0 + r), 0.5 * (1.0 - r)
-        return v.valid_or_nan(valid, p), v.valid_or_nan(valid, q)
+        r = jnp.asarray(event.r)
+        return (r > 0) & (r <= 1)
+    if isinstance(event, KaryRandomizedResponseEvent):
+        k = jnp.asarray(event.k)
+        return (jnp.asarray(event.xi) >= 0) & (k >= 2) & (k == jnp.round(k))
+    if isinstance(event, GaussianMixtureEvent):
+        return _mixture.mixture_valid(event.mus, event.weights)
+    if isinstance(event, (ComposedEvent, ParallelEvent)):
+        return functools.reduce(jnp.logical_and, [_valid(e) for e in event.events])
+    if isinstance(event, SelfComposedEvent):
+        count = jnp.asarray(event.count)
+        return _valid(event.event) & (count >= 1) & (count == jnp.round(count))
+    return jnp.asarray(True)
+
+
+def _prepare(event: Any) -> Any:
+    """Leaves as arrays; concrete budgets below the dtype's normal range raised to it."""
+
+    def budget(x):
+        x = np.asarray(x) if isinstance(x, (list, tuple)) else x
+        return _gdp.round_up_tiny(x, jnp.result_type(x, float))
+
+    def array(x):
+        return jnp.asarray(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+
+    if isinstance(event, GaussianEvent):
+        return GaussianEvent(budget(event.mu))
+    if isinstance(event, DiscreteGaussianEvent):
+        return DiscreteGaussianEvent(array(event.sigma), array(event.shift), event.dim)
+    if isinstance(event, RandomizedResponseEvent):
+        return RandomizedResponseEvent(budget(event.r))
+    if isinstance(event, KaryRandomizedResponseEvent):
+        return KaryRandomizedResponseEvent(budget(event.xi), array(event.k))
+    if isinstance(event, GaussianMixtureEvent):
+        return GaussianMixtureEvent(budget(event.mus), array(event.weights))
+    if isinstance(event, (ComposedEvent, ParallelEvent)):
+        return type(event)(tuple(_prepare(e) for e in event.events))
+    if isinstance(event, SelfComposedEvent):
+        return SelfComposedEvent(_prepare(event.event), array(event.count))
+    return event
+
+
+def _checked(event: Any) -> Any:
+    _check(event)
+    return _prepare(event)
+
+
+def _dtype(event: Any, *xs: ArrayLike):
+    return jnp.result_type(*jax.tree_util.tree_leaves(event), *xs, float)
+
+
+# --------------------------------------------------------------------------- classification
+def _sequential_parts(event: Any, count: Any = 1) -> list[tuple[Any, Any]]:
+    """(part, number of uses) of a sequential composition, nested compositions flattened."""
+    if isinstance(event, ComposedEvent):
+        return [pc for e in event.events for pc in _sequential_parts(e, count)]
+    if isinstance(event, SelfComposedEvent):
+        return _sequential_parts(event.event, count * jnp.asarray(event.count))
+    return [(event, count)]
+
+
+def _kind(event: Any) -> str:
+    """'none', 'gdp', 'rr' (one RR / K-RR), 'pure', 'dg', 'zcdp', 'mixture' or 'parallel'."""
+    leaf_kinds = {NoPrivacyEvent: "none", GaussianEvent: "gdp", DiscreteGaussianEvent: "dg",
+                  RandomizedResponseEvent: "rr", KaryRandomizedResponseEvent: "rr",
+                  GaussianMixtureEvent: "mixture", ParallelEvent: "parallel"}
+    if type(event) in leaf_kinds:
+        return leaf_kinds[type(event)]
+    if isinstance(event, _SEQUENTIAL):
+        kinds = {_kind(part) for part, _ in _sequential_parts(event)}
+        if "none" in kinds:
+            return "none"
+        if kinds <= {"gdp"}:
+            return "gdp"
+        if kinds <= {"rr"}:
+            return "pure"
+        if kinds <= {"gdp", "dg"}:
+            return "zcdp"
+    raise NotImplementedError(f"no accountant for {_describe(event)}")
+
+
+def _mu(event: Any) -> Array:
+    """sqrt(sum count_i mu_i^2) over the Gaussian parts, scaled so tiny mus do not underflow."""
+    parts = _sequential_parts(event)
+    if len(parts) == 1:
+        (part, count), = parts
+        mu = jnp.asarray(part.mu, _dtype(part))
+        return mu if count is 1 else mu * jnp.sqrt(jnp.asarray(count, mu.dtype))
+    mus = [jnp.asarray(p.mu, _dtype(event)) for p, _ in parts]
+    top = jax.lax.stop_gradient(functools.reduce(jnp.maximum, mus))
+    scale = jnp.where(jnp.isfinite(top) & (top > 0), top, 1.0)
+    total = sum(jnp.asarray(c, scale.dtype) * jnp.square(m / scale) for m, (_, c) in zip(mus, parts))
+    return jnp.where(jnp.isinf(top), jnp.inf, jnp.sqrt(total) * scale)
+
+
+def _rho(event: Any) -> Array:
+    """zCDP rho: sum of count_i mu_i^2 / 2 (Gaussian) and count_i shift_i^2 / (2 sigma_i^2)."""
+    dtype = _dtype(event)
+    total = jnp.zeros((), dtype)
+    for part, count in _sequential_parts(event):
+        if isinstance(part, GaussianEvent):
+            mu = jnp.asarray(part.mu, dtype)
+            rho = 0.5 * mu * mu
+        else:
+            rho = _zcdp.discrete_gaussian_rho(part.sigma, part.shift).astype(dtype)
+        total = total + jnp.asarray(count, dtype) * rho
+    return total
+
+
+def _pq(event: Any) -> tuple[Array, Array]:
+    """(p, q) of one RR / K-RR: P(report the true value), P(report one given other value)."""
+    if isinstance(event, RandomizedResponseEvent):
+        r = jnp.asarray(event.r, _dtype(event))
+        return 0.5 * (1.0 + r), 0.5 * (1.0 - r)
     explore = acc.krr_explore_prob(event.xi, event.k)
-    k = jnp.asarray(event.k, explore.dtype)
-    q = explore / k
+    q = explore / jnp.asarray(event.k, explore.dtype)
     return 1.0 - explore + q, q
 
 
-def pure_epsilon(event) -> Array:
-    """eps0 of a pure event: rr_epsilon(r), xi, or the basic-composition sum."""
+def _eps0(event: Any) -> Array:
+    """Pure-DP eps of an RR / K-RR or the basic-composition sum count_i eps_i."""
     if isinstance(event, RandomizedResponseEvent):
         return acc.rr_epsilon(event.r)
     if isinstance(event, KaryRandomizedResponseEvent):
-        v.check_range("xi", event.xi, 0.0, jnp.inf)
-        v.check_integer("k", event.k, 2)
-        xi = jnp.asarray(event.xi, jnp.result_type(event.xi, float))
-        return v.valid_or_nan((xi >= 0) & (jnp.asarray(event.k) >= 2), xi)
-    if isinstance(event, ComposedEvent) and _all_pure(event):
-        return sum(pure_epsilon(e) for e in event.events)
-    raise NotImplementedError(f"{type(event).__name__} is not a pure-DP event")
-
-
-def _all_pure(event) -> bool:
-    if isinstance(event, PURE_EVENTS):
-        return True
-    if isinstance(event, ComposedEvent):
-        return all(_all_pure(e) for e in event.events)
-    return False
-
-
-def _all_gaussian(event) -> bool:
-    if isinstance(event, GaussianEvent):
-        return True
-    if isinstance(event, ComposedEvent):
-        return all(_all_gaussian(e) for e in event.events)
-    return False
-
-
-def _all_gaussian_like(event) -> bool:
-    if isinstance(event, (GaussianEvent, DiscreteGaussianEvent)):
-        return True
-    if isinstance(event, ComposedEvent):
-        return all(_all_gaussian_like(e) for e in event.events)
-    return False
-
-
-def composed_rho(event) -> Array:
-    """zCDP parameter of a (composed) Gaussian / discrete-Gaussian event: the sum of
-    mu^2 / 2 (continuous, Bun & Steinke 2016) and shift^2 / (2 sigma^2) (discrete, CKS 2020
-    Thm 14) over the parts."""
-    if isinstance(event, GaussianEvent):
-        mu = jnp.asarray(event.mu, jnp.result_type(event.mu, float))
-        return 0.5 * mu * mu
-    if isinstance(event, DiscreteGaussianEvent):
-        sigma = jnp.asarray(event.sigma, jnp.result_type(event.sigma, float))
-        return jnp.asarray(event.shift, sigma.dtype) ** 2 / (2.0 * sigma * sigma)
-    return sum(composed_rho(e) for e in event.events)
-
-
-def composed_mu(event) -> Array:
-    """mu of an all-Gaussian (possibly composed) event: sqrt(sum mu_i^2)."""
-    if isinstance(event, GaussianEvent):
-        return jnp.asarray(event.mu, jnp.result_type(event.mu, float))
-    mus = [composed_mu(e) for e in event.events]
-    return jnp.sqrt(sum(m * m for m in mus))
-
-
-# --------------------------------------------------------------------------- accountants
-def delta(event: Any, eps: ArrayLike) -> Array:
-    """delta(eps): the smallest delta such that ``event`` is (eps, delta)-DP for one record.
-
-    Example:
-      >>> round(float(delta(GaussianEvent(1.0), 1.0)), 4)
-      0.1269
-    """
-    v.check_range("eps", eps, 0.0, jnp.inf)
-    if isinstance(event, NoPrivacyEvent):
-        return jnp.ones_like(jnp.asarray(eps, jnp.result_type(eps, float)))
-    if _all_gaussian(event):
-        return acc.gdp_delta(composed_mu(event), eps)
-    if isinstance(event, PURE_EVENTS):
-        p, q = _pure_pq(event)
-        eps = jnp.asarray(eps, p.dtype)
-        return jnp.maximum(0.0, p - jnp.exp(eps) * q)
-    if _all_pure(event):
-        eps0 = pure_epsilon(event)
-        eps = jnp.asarray(eps, eps0.dtype)
-        # The eps0-DP profile (tight for binary RR): (e^eps0 - e^eps) / (1 + e^eps0), >= 0.
-        out = (1.0 - jnp.exp(eps - eps0)) / (1.0 + jnp.exp(-eps0))
-        return jnp.maximum(0.0, out)
-    if isinstance(event, ParallelEvent):
-        return _reduce(jnp.maximum, [delta(e, eps) for e in event.events])
-    if isinstance(event, GaussianMixtureEvent):
-        return acc.gdp_mixture_delta(event.mus, event.weights, eps)
-    if isinstance(event, ComposedEvent) and _all_gaussian_like(event):
-        # Gaussian (mu-GDP is mu^2/2-zCDP) and discrete Gaussian parts: zCDP adds (CKS 2020)
-        return zcdp_delta(composed_rho(event), eps)
-    if isinstance(event, DiscreteGaussianEvent):
-        sigma = jnp.asarray(event.sigma, jnp.result_type(event.sigma, float))
-        shift = jnp.asarray(event.shift, sigma.dtype)
-        v.check_range("sigma", sigma, 0.0, jnp.inf, low_open=True, high_open=True)
-        v.check_integer("shift", shift, 0)
-        rho = shift**2 / (2.0 * jnp.where(sigma > 0, sigma, 1.0) ** 2)
-        bound = v.valid_or_nan(sigma > 0, zcdp_delta(rho, eps))
-        if event.dim > 1:
-            return bound
-        # scalar: the exact profile inside the summation window, the zCDP bound beyond it
-        in_window = 12.0 * sigma + shift <= DELTA_WINDOW
-        exact = discrete_gaussian_delta_in_window(jnp.where(in_window, sigma, 1.0), shift, eps)
-        return jnp.where(in_window, exact, bound)
-    raise NotImplementedError(f"delta is not available for {_describe(event)}")
-
-
-def epsilon(event: Any, delta_target: ArrayLike) -> Array:
-    """The smallest eps >= 0 such that ``event`` is (eps, delta_target)-DP for one record.
-
-    Example:
-      >>> round(float(epsilon(RandomizedResponseEvent(0.5), 0.0)), 4)
-      1.0986
-    """
-    v.check_range("delta", delta_target, 0.0, 1.0, high_open=True)
-    if isinstance(event, NoPrivacyEvent):
-        return jnp.full_like(jnp.asarray(delta_target, jnp.result_type(delta_target, float)), jnp.inf)
-    if _all_gaussian(event):
-        v.check_range("delta", delta_target, 0.0, 1.0, low_open=True, high_open=True)
-        return acc.gdp_epsilon(composed_mu(event), delta_target)
-    if isinstance(event, PURE_EVENTS):
-        p, q = _pure_pq(event)
-        d = jnp.asarray(delta_target, p.dtype)
-        out = jnp.log(jnp.maximum(p - d, 0.0)) - jnp.log(q)
-        out = jnp.where(q == 0, jnp.inf, out)
-        return jnp.maximum(out, 0.0)
-    if _all_pure(event):
-        eps0 = pure_epsilon(event)
-        d = jnp.asarray(delta_target, eps0.dtype)
-        # invert (1 - e^(eps - eps0)) / (1 + e^-eps0) = d
-        out = eps0 + jnp.log1p(-d * (1.0 + jnp.exp(-eps0)))
-        return jnp.maximum(out, 0.0)
-    if isinstance(event, ParallelEvent):
-        return _reduce(jnp.maximum, [epsilon(e, delta_target) for e in event.events])
-    if isinstance(event, (GaussianMixtureEvent, DiscreteGaussianEvent)) or (
-        isinstance(event, ComposedEvent) and _all_gaussian_like(event)
-    ):
-        return _epsilon_by_root(event, delta_target)
-    raise NotImplementedError(f"epsilon is not available for {_describe(event)}")
-
-
-def tradeoff(event: Any, alpha: ArrayLike) -> Array:
-    """The tradeoff function f(alpha): the smallest type II error of a level-alpha test telling
-    two neighbouring records apart from the release.
-
-    Example:
-      >>> round(float(tradeoff(GaussianEvent(1.0), 0.05)), 4)
-      0.7405
-    """
-    v.check_range("alpha", alpha, 0.0, 1.0)
-    if isinstance(event, NoPrivacyEvent):
-        return jnp.zeros_like(jnp.asarray(alpha, jnp.result_type(alpha, float)))
-    if _all_gaussian(event):
-        return acc.gdp_tradeoff(composed_mu(event), alpha)
-    if _all_pure(event):
-        return acc.pure_dp_tradeoff(pure_epsilon(event), alpha)
-    if isinstance(event, ParallelEvent):
-        return _reduce(jnp.minimum, [tradeoff(e, alpha) for e in event.events])
-    if isinstance(event, GaussianMixtureEvent):
-        return acc.gdp_mixture_tradeoff(event.mus, event.weights, alpha)
-    raise NotImplementedError(f"tradeoff is not available for {_describe(event)}")
-
-
-def _reduce(op, values):
-    out = values[0]
-    for value in values[1:]:
-        out = op(out, value)
-    return out
-
-
-def _describe(event) -> str:
-    if isinstance(event, (ComposedEvent, ParallelEvent)):
-        inner = ", ".join(_describe(e) for e in event.events)
-        return f"{type(event).__name__}({inner})"
-    return type(event).__name__
-
-
-def describe(event: Any) -> dict[str, Any]:
-    """A JSON-able description of ``event`` (type and numbers; arrays as nested lists).
-
-    Example:
-      >>> describe(GaussianEvent(1.0))
-      {'type': 'GaussianEvent', 'mu': 1.0}
-    """
-    import numpy as np
-
-    def number(x):
-        arr = np.asarray(x)
-        if arr.ndim == 0:
-            value = arr.item()
-            return value if not isinstance(value, float) or np.isfinite(value) else repr(value)
-        return [number(a) for a in arr]
-
-    if isinstance(event, (ComposedEvent, ParallelEvent)):
-        return {"type": type(event).__name__, "events": [describe(e) for e in event.events]}
-    if isinstance(event, DiscreteGaussianEvent):
-        return {"type": "DiscreteGaussianEvent", "sigma": number(event.sigma),
-                "shift": number(event.shift), "dim": int(event.dim)}
-    if isinstance(event, tuple) and hasattr(event, "_fields"):
-        return {"type": type(event).__name__, **{f: number(getattr(event, f)) for f in event._fields}}
-    raise TypeError(f"not a privacy event: {event!r}")
-
-
-def _delta_residual(eps: Array, event: Any, target: Array) -> Array:
-    return delta(event, eps) - target
-
-
-@jax.jit
-def _epsilon_by_root(event: Any, delta_target: ArrayLike) -> Array:
-    d0 = delta(event, 0.0)
-    target = jnp.asarray(delta_target, jnp.result_type(d0, float))
-    target = jnp.broadcast_to(target, jnp.broadcast_shapes(target.shape, d0.shape))
-    at_max = delta(event, _EPS_MAX)
-    lo = jnp.zeros_like(target)
-    hi = jnp.full_like(target, _EPS_MAX)
-    root = bracketed_root(_delta_residual, lo, hi, event, target, num_iters=80)
-    out = jnp.where(d0 <= target, 0.0, root)
-    out = jnp.where(at_max > target, jnp.inf, out)
-    return v.valid_or_nan(~jnp.isnan(d0) & (target >= 0), out)
-
-
-__all__ = [
-    "ComposedEvent",
-    "DiscreteGaussianEvent",
-    "GaussianEvent",
-    "GaussianMixtureEvent",
-    "KaryRandomizedResponseEvent",
-    "NoPrivacyEvent",
-    "ParallelEvent",
-    "RandomizedResponseEvent",
-    "composed_mu",
-    "composed_rho",
-    "delta",
-    "describe",
-    "epsilon",
-    "pure_epsilon",
-    "tradeoff",
-]
+        return jnp.asarray(event.xi, _dtype(event))
+    dtype = _dtype(event)
+    return sum(jnp.asarray(c, dtype) * _eps0(p) for p, c in _sequential_parts(event))

@@ -32,9 +32,11 @@ converted to (eps, delta). It is *not* claimed to be exactly mu-GDP: for s >= 1 
 within a whisker of the mu-GDP one (compare with ``accounting.gdp_delta``; the tests do), and the
 event says what was computed.
 
-Fail closed: concrete out-of-domain ``mu``, ``sensitivity``, values or ``granularity`` raise
-``ValueError``; traced ones make the release NaN (never the unperturbed value). ``mu = inf``
-(no noise) is honoured only as an explicit ``inf``.
+Fail closed: concrete out-of-domain ``mu``, ``sensitivity`` (it must be > 0), values or
+``granularity`` raise ``ValueError``; traced ones make the release NaN (never the unperturbed
+value). ``mu = inf`` (no noise) is honoured only when concrete at the call or inside
+:func:`~ldpjax.mechanisms.no_privacy_permitted` (the engine's checked grids); a traced inf
+elsewhere (e.g. an overflow) gives NaN. float16 / bfloat16 inputs raise ``ValueError``.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax.mechanisms import _domain as dom
-from ldpjax.mechanisms.discrete_gaussian import MAX_GRID_SIGMA, discrete_gaussian
+from ldpjax.mechanisms.discrete_gaussian import DG_INVALID, MAX_GRID_SIGMA, discrete_gaussian
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 
@@ -55,24 +57,29 @@ def gaussian_noise_scale(sensitivity: ArrayLike, mu: ArrayLike) -> Array:
     """The one noise scale of ldpjax: sigma = sensitivity / mu (0 when mu = inf explicitly).
 
     Args:
-      sensitivity: l2 sensitivity, in [0, inf).
-      mu: GDP parameter, in (0, inf]; ``inf`` (written on purpose) means no noise.
+      sensitivity: l2 sensitivity, in (0, inf).
+      mu: GDP parameter, in (0, inf]; ``inf`` means no noise, honoured only when concrete here
+        or inside :func:`~ldpjax.mechanisms.no_privacy_permitted` (the engine's checked grids).
 
     Returns:
-      sigma; NaN under ``jit`` for out-of-domain entries (NaN, mu <= 0, sensitivity < 0 or inf).
+      sigma; NaN (value and gradient) for out-of-domain entries under ``jit`` (NaN, mu <= 0,
+      an unchecked traced mu = inf, sensitivity <= 0 or inf).
 
     Example:
       >>> float(gaussian_noise_scale(2.0, 4.0))
       0.5
     """
-    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, high_open=True)
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
-    dtype = jnp.result_type(sensitivity, mu, float)
+    dom.check_precision("sensitivity", sensitivity)
+    dom.check_precision("mu", mu)
+    dtype = dom.release_dtype(sensitivity, mu)
+    allow_inf = dom.inf_allowed(mu)
     sensitivity = jnp.asarray(sensitivity, dtype)
     mu = jnp.asarray(mu, dtype)
     finite = jnp.isfinite(mu)
     scale = jnp.where(finite, sensitivity / jnp.where(finite & (mu > 0), mu, 1.0), 0.0)
-    return dom.poison(dom.mu_ok(mu) & dom.sensitivity_ok(sensitivity), scale)
+    return dom.poison(dom.mu_ok(mu, allow_inf) & dom.sensitivity_ok(sensitivity), scale)
 
 
 def rounded_sensitivity(
@@ -130,9 +137,10 @@ def gaussian_mechanism(
     Args:
       key: PRNG key.
       value: the true value (any shape; the whole array is one record's release).
-      sensitivity: l2 sensitivity of ``value`` between neighbouring inputs, in [0, inf).
-      mu: GDP parameter, in (0, inf]; ``inf`` releases ``value`` unchanged (no privacy, only when
-        passed explicitly).
+      sensitivity: l2 sensitivity of ``value`` between neighbouring inputs, in (0, inf).
+      mu: GDP parameter, in (0, inf]; ``inf`` releases ``value`` unchanged (no privacy) only when
+        it is concrete here or the engine checked it (``no_privacy_permitted``); a traced inf
+        otherwise gives NaN.
       domain: optional static (lower, upper): the domain the sensitivity assumes (e.g. (0, 1)
         for gains). Concrete values outside it raise; traced ones give a NaN release.
       granularity: None for the fast float path (simulation only: leaks through low-order bits),
@@ -140,8 +148,11 @@ def gaussian_mechanism(
         use it for real data).
 
     Returns:
-      The release, same shape as ``value`` (floating dtype). NaN where a traced argument is out
-      of domain.
+      The release, same shape as ``value`` (float32 or float64; float16/bfloat16 inputs raise
+      ``ValueError``). NaN where a traced argument is out of domain.
+
+    Safe for real data: only with ``granularity`` set and a key from
+    :func:`~ldpjax.mechanisms.secure_key`.
 
     Example:
       >>> import jax, jax.numpy as jnp
@@ -149,12 +160,18 @@ def gaussian_mechanism(
       >>> bool(jnp.all(out * 2**8 == jnp.round(out * 2**8)))
       True
     """
+    dom.check_precision("value", value)
     dom.check_floating("value", value)
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
+    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
+    for name, x in (("value", value), ("sensitivity", sensitivity), ("mu", mu)):
+        dom.check_precision(name, x)
     domain = _check_domain(domain)
     dom.check_power_of_two("granularity", granularity)
     value = jnp.asarray(value)
     if not jnp.issubdtype(value.dtype, jnp.floating):
         value = value.astype(jnp.result_type(float))
+    value = value.astype(dom.release_dtype(value, sensitivity, mu))
     if domain is not None:
         v.check_range("value", value, domain[0], domain[1])
         in_domain = dom.in_box(value, *domain)
@@ -179,9 +196,11 @@ def _granular_release(key, value, sensitivity, mu, domain, g, in_domain) -> Arra
                 f"sigma / granularity must be <= {MAX_GRID_SIGMA:.0f}; use a coarser power of two"
             )
     ok = in_domain & (grid_sigma <= MAX_GRID_SIGMA) & ~jnp.isnan(grid_sigma)
+    ok = ok & dom.sensitivity_ok(sensitivity)  # the unrounded sensitivity must be > 0 too
     safe_sigma = jnp.where(ok, grid_sigma, 0.0)
     grid_value = jnp.floor(value / g + 0.5)  # round half up: the sensitivity bound above
     noise = discrete_gaussian(key, safe_sigma, value.shape, value.dtype)
+    ok = ok & (noise != DG_INVALID)  # a sampler that ran out of rounds fails closed
     release = (grid_value + noise.astype(value.dtype)) * g
     return dom.poison(ok, release)
 

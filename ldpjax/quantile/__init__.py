@@ -5,8 +5,10 @@ rates; client k is eps_k-LDP with eps_k = log((1 + r_k) / (1 - r_k))). The targe
 global quantile Q* with sum_k p_k F_k(Q*) = tau.
 
 * Clients and Q*: :func:`make_clients` (normal, uniform, Cauchy, Laplace; mixtures across
-  clients), :func:`record_clients` (resample real data), :func:`sample`, :func:`cdf`,
-  :func:`client_cdf`, :func:`pdf`, :func:`global_quantile`.
+  clients), :func:`record_clients` (real data: the algorithms read each record once, without
+  replacement; reuse is opt-in with ``max_uses`` and composes the claim, see
+  :mod:`ldpjax.quantile.record_stream`), :func:`sample`, :func:`cdf`, :func:`client_cdf`,
+  :func:`pdf`, :func:`global_quantile`.
 * The local step: :func:`privatized_step`, :func:`client_reports` (randomized response through
   :mod:`ldpjax.mechanisms`, the only code that draws privacy noise) and
   :func:`debiased_increment`.
@@ -16,12 +18,15 @@ global quantile Q* with sum_k p_k F_k(Q*) = tau.
   :func:`quantile_params`. Each has ``validate`` (concrete params: ``ValueError`` naming the
   leaf) and ``privacy_event`` (per record: ``ParallelEvent`` over clients of
   ``RandomizedResponseEvent(r_k)``, or ``GaussianEvent(mu_k)`` for DP-SGD). Traced invalid
-  params give a NaN estimate.
+  params give a NaN estimate. With records clients the event composes the uses of each record:
+  ``ComposedEvent`` of m_k single-use events, m_k = ceil(reports_k / n_k) (1 by default).
 * Which release is safe for real data: the randomized-response methods release bits (safe);
   DP-SGD only with ``dp_sgd(config, granularity=2**-k)`` (its default float path is for
   simulation). ``exact_law=True`` (default) draws the reports of *parametric* clients from
   their exact law (no data draw; a simulation fast path, equal in distribution); records
-  clients always sample.
+  clients always read their records, each once at the default ``max_uses=1`` (the release for
+  real data at the single-use eps_k); with reuse the same bits are safe only at the composed
+  claim that ``privacy_event`` reports.
 * Inference: :func:`critical_value`, :func:`critical_values_mc`, the online V_T
   (:func:`inference_update`), :func:`confidence_interval` (from recorded estimate and V_T,
   or from recorded outputs), :func:`path_confidence_interval` (from a path of iterates).
@@ -62,7 +67,7 @@ from ldpjax.quantile.local_sgd import local_sgd
 from ldpjax.quantile.mechanism import client_reports
 from ldpjax.quantile.mechanism import debiased_increment
 from ldpjax.quantile.mechanism import privatized_step
-from ldpjax.quantile.mechanism import report_from_uniform
+from ldpjax.quantile.mechanism import report_from_bits
 from ldpjax.quantile.params import QuantileParams
 from ldpjax.quantile.params import params_valid
 from ldpjax.quantile.params import quantile_params
@@ -139,7 +144,7 @@ __all__ = [
     "privatized_step",
     "quantile_params",
     "record_clients",
-    "report_from_uniform",
+    "report_from_bits",
     "sample",
     "sample_from_uniform",
     "single",

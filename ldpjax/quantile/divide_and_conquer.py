@@ -16,6 +16,11 @@ about sum_k p_k^2 sigma_k^2 / t_T, not sum_k p_k sigma_k^2 / t_T).
 Privacy: as Local SGD — each record used once, only its randomized bit (drawn by
 ``ldpjax.mechanisms``) leaves the client: ``ParallelEvent(RandomizedResponseEvent(r_k) for k)``.
 The reports are bits: safe for real data (records clients always take the sampling path).
+Records clients read their records without replacement, one per step
+(:mod:`ldpjax.quantile.record_stream`): t_T above a client's n_k records is a ``ValueError``
+unless it opts into reuse (``record_clients(..., max_uses=m)``), and then the claim composes
+m_k = ceil(t_T / n_k) uses: ``ComposedEvent((RandomizedResponseEvent(r_k),) * m_k)`` per
+client. Parametric clients draw fresh records.
 With ``exact_law=True`` (default) and parametric clients each report is drawn from its law
 Bernoulli(r_k (1 - F_k(q_k)) + (1 - r_k) / 2) with one uniform and no data draw.
 
@@ -35,13 +40,15 @@ from ldpjax.engine import Algorithm
 from ldpjax.quantile.clients import uniform_draws
 from ldpjax.quantile.inference import inference_init, inference_update, inference_variance
 from ldpjax.quantile.mechanism import client_reports, debiased_increment
-from ldpjax.quantile.params import QuantileParams, params_valid, validate_params
+from ldpjax.quantile.params import QuantileParams, params_valid
+from ldpjax.quantile.record_stream import check_stream, fail_closed, stream_caps, stream_records, stream_seed
 from ldpjax.quantile.rounds import (
     PerClientBudget,
     RoundOutputs,
     RoundState,
     randomized_response_event,
     split_round_key,
+    stream_contract,
     uses_exact_law,
     weighted_sum,
 )
@@ -69,29 +76,40 @@ def divide_and_conquer(config: DivideAndConquerConfig) -> Algorithm:
     """
     if not isinstance(config, DivideAndConquerConfig):
         raise ValueError(f"config must be a DivideAndConquerConfig; got {config!r}")
+    reports = int(config.budget)  # per client, one per step
+    validate, privacy_event = stream_contract(reports, randomized_response_event)
 
     def init(params: QuantileParams, key) -> RoundState:
+        check_stream(params.clients, reports)  # static: records clients vs the budget
         k = params.r.shape[-1]
         start = v.valid_or_nan(params_valid(params), params.init)
         iterate = jnp.full((k,), start, start.dtype)
-        return RoundState(iterate, jnp.zeros((), jnp.int32), inference_init((k,), start.dtype))
+        order = stream_seed(params.clients, key)
+        return RoundState(iterate, jnp.zeros((), jnp.int32), inference_init((k,), start.dtype), order)
 
     def step(params: QuantileParams, state: RoundState, inputs, key):
         k = params.r.shape[-1]
         dtype = state.iterate.dtype
         lr = learning_rate(state.round + 1, params.lr_scale, params.lr_power, params.lr_offset).astype(dtype)
         data_key, privacy_key = split_round_key(key)
-        report_u = mechanisms.report_uniforms(privacy_key, (1, k), dtype)[0]
-        data_u = None if uses_exact_law(config.exact_law, params) else uniform_draws(data_key, (1, k), dtype)[0]
-        report = client_reports(params.clients, state.iterate, params.r, report_u, data_u)
-        q = state.iterate + lr * debiased_increment(report, params.tau, params.r)
+        report_u = mechanisms.report_bits(privacy_key, (1, k))[0]
+        if params.clients.records is not None:  # each client's next record, without replacement
+            caps = stream_caps(params.clients, reports)
+            x = stream_records(params.clients, state.order, state.round, caps=caps, dtype=dtype)
+            report = client_reports(params.clients, state.iterate, params.r, report_u, x=x)
+            increment = fail_closed(debiased_increment(report, params.tau, params.r), x)
+        else:
+            data_u = None if uses_exact_law(config.exact_law, params) else uniform_draws(data_key, (1, k), dtype)[0]
+            report = client_reports(params.clients, state.iterate, params.r, report_u, data_u)
+            increment = debiased_increment(report, params.tau, params.r)
+        q = state.iterate + lr * increment
         stats = inference_update(state.stats, q, jnp.ones((), dtype))
         estimate = weighted_sum(params.weights, stats.mean)
         variance = weighted_sum(params.weights, inference_variance(stats))
         outputs = RoundOutputs(weighted_sum(params.weights, q), estimate, variance, stats.samples[0])
-        return RoundState(q, state.round + 1, stats), outputs
+        return RoundState(q, state.round + 1, stats, state.order), outputs
 
-    return Algorithm(init, step, validate=validate_params, privacy_event=randomized_response_event)
+    return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 
 __all__ = ["DivideAndConquerConfig", "divide_and_conquer"]

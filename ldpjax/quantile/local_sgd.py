@@ -17,9 +17,15 @@ Privacy: every record is used once and only its randomized bit leaves the client
 is eps_k-LDP with eps_k = ``rr_epsilon(r_k)``; the run is (max_k eps_k)-LDP. ``privacy_event``:
 ``ParallelEvent(RandomizedResponseEvent(r_k) for k)``. Reports are bits drawn by
 ``ldpjax.mechanisms`` (no floating-point side channel): this release is safe for real data
-(records clients, which always take the sampling path).
+(records clients, which always take the sampling path) at its default, where each record is
+read once. Records clients read their records without replacement
+(:mod:`ldpjax.quantile.record_stream`): a budget t_T above a client's n_k records is a
+``ValueError`` (``validate``, ``init``, ``privacy_event``) unless the clients opt into reuse
+(``record_clients(..., max_uses=m)``); then each record is read m_k = ceil(t_T / n_k) times and
+the claim is ``ParallelEvent(ComposedEvent((RandomizedResponseEvent(r_k),) * m_k) for k)``,
+pure eps = max_k m_k eps_k. Parametric clients draw fresh records (one use each).
 
-Random numbers of a round: the report uniforms come from ``ldpjax.mechanisms.report_uniforms``
+Random numbers of a round: the report uniforms come from ``ldpjax.mechanisms.report_bits``
 (one per report); with ``exact_law=True`` (default) and parametric clients that is all — the
 report is Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2), equal in law to sampling x and
 randomizing 1{x > q} (issue 10, item 2); otherwise one data uniform per sample as well.
@@ -42,7 +48,8 @@ from ldpjax import mechanisms
 from ldpjax.engine import Algorithm
 from ldpjax.quantile.clients import uniform_draws
 from ldpjax.quantile.mechanism import client_reports, debiased_increment
-from ldpjax.quantile.params import QuantileParams, validate_params
+from ldpjax.quantile.params import QuantileParams
+from ldpjax.quantile.record_stream import check_stream, fail_closed, stream_caps, stream_records
 from ldpjax.quantile.rounds import (
     RoundState,
     federated_finish,
@@ -50,7 +57,9 @@ from ldpjax.quantile.rounds import (
     masked_local_steps,
     randomized_response_event,
     round_clock,
+    round_start,
     split_round_key,
+    stream_contract,
     uses_exact_law,
 )
 from ldpjax.quantile.schedules import C1, Schedule
@@ -119,23 +128,36 @@ def local_sgd(config: LocalSGDConfig) -> Algorithm:
         raise ValueError(f"config must be a LocalSGDConfig; got {config!r}")
     table = np.asarray(config.local_steps, dtype=np.int32)
     max_steps = int(table.max())
+    reports = int(table.sum())  # per client
+    validate, privacy_event = stream_contract(reports, randomized_response_event)
+
+    def init(params: QuantileParams, key) -> RoundState:
+        check_stream(params.clients, reports)  # static: records clients vs the budget
+        return federated_init(params, key)
 
     def step(params: QuantileParams, state: RoundState, inputs, key):
         k = params.r.shape[-1]
         dtype = state.iterate.dtype
         local_steps, step_lr = round_clock(table, state.round, params, dtype)
         data_key, privacy_key = split_round_key(key)
-        report_u = mechanisms.report_uniforms(privacy_key, (max_steps, k), dtype)
-        data_u = None if uses_exact_law(config.exact_law, params) else uniform_draws(data_key, (max_steps, k), dtype)
+        report_u = mechanisms.report_bits(privacy_key, (max_steps, k))
+        records = params.clients.records is not None
+        data_u = None if uses_exact_law(config.exact_law, params) or records else uniform_draws(data_key, (max_steps, k), dtype)
+        if records:  # the next records of each client's stream, without replacement
+            position = round_start(table, state.round) + jnp.arange(max_steps, dtype=jnp.int32)[:, None]
+            x = stream_records(params.clients, state.order, position, caps=stream_caps(params.clients, reports), dtype=dtype)
 
         def update(j, q):
+            if records:
+                report = client_reports(params.clients, q, params.r, report_u[j], x=x[j])
+                return q + step_lr * fail_closed(debiased_increment(report, params.tau, params.r), x[j])
             report = client_reports(params.clients, q, params.r, report_u[j], None if data_u is None else data_u[j])
             return q + step_lr * debiased_increment(report, params.tau, params.r)
 
         q = masked_local_steps(update, jnp.broadcast_to(state.iterate, (k,)), max_steps, local_steps)
         return federated_finish(params, state, q, local_steps)
 
-    return Algorithm(federated_init, step, validate=validate_params, privacy_event=randomized_response_event)
+    return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 
 __all__ = ["LocalSGDConfig", "local_sgd"]

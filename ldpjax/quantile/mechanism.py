@@ -17,15 +17,17 @@ Every report is drawn by :mod:`ldpjax.mechanisms` (this module draws no privacy 
 
 * sampling path (:func:`client_reports` with data uniforms): x from the data uniform
   (inverse CDF, :func:`~ldpjax.quantile.clients.sample_from_uniform`), then
-  ``randomized_response_from_uniform`` on 1{x > q} from one report uniform;
+  ``randomized_response_from_bits`` on 1{x > q} from one report word;
 * exact-law path (no data uniforms; parametric clients): the report is
-  Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2) from one report uniform
-  (``randomized_response_bernoulli_from_uniform``) — equal in law to the sampling path, with
+  Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2) from one report word
+  (``randomized_response_bernoulli_from_bits``) — equal in law to the sampling path, with
   no data draw (issue 10, item 2).
 
 Privacy: each record is used once and only its randomized bit leaves the client, so every
 client is eps_k-LDP and the whole run is (max_k eps_k)-LDP (parallel composition over clients):
-``ParallelEvent(RandomizedResponseEvent(r_k) for k)``. The reports are bits, so the release
+``ParallelEvent(RandomizedResponseEvent(r_k) for k)``. Records clients read their records
+without replacement; a record reported m_k times (opt-in reuse) costs m_k eps_k
+(:mod:`ldpjax.quantile.record_stream`). The reports are bits, so the release
 has no floating-point side channel: randomized response is safe for real data.
 
 Fail closed: concrete out-of-domain tau, r or lr raise ``ValueError``; traced invalid r gives a
@@ -42,15 +44,15 @@ from ldpjax.quantile.clients import Clients, client_cdf, sample_from_uniform
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 
-def report_from_uniform(u: ArrayLike, bit: ArrayLike, r: ArrayLike) -> Array:
-    """Binary randomized response driven by one uniform per report.
+def report_from_bits(bits: ArrayLike, bit: ArrayLike, r: ArrayLike) -> Array:
+    """Binary randomized response decided by one uint32 word per report.
 
-    Delegates to :func:`ldpjax.mechanisms.randomized_response_from_uniform` (kept for existing
-    callers): ``bit`` when u < r, else the coin 1{u >= (1 + r) / 2}; a traced invalid r gives
-    the fair coin 1{u >= 1/2}.
+    Delegates to :func:`ldpjax.mechanisms.randomized_response_from_bits`: the bit is flipped
+    iff the word is below ceil((1 - r)/2 2^32) (exact at every r); a traced invalid r gives a
+    fair coin.
 
     Args:
-      u: uniforms in [0, 1) (``ldpjax.mechanisms.report_uniforms``).
+      bits: uint32 words (``ldpjax.mechanisms.report_bits``).
       bit: true bits (bool).
       r: truthful-response rate in (0, 1] (broadcast).
 
@@ -58,10 +60,11 @@ def report_from_uniform(u: ArrayLike, bit: ArrayLike, r: ArrayLike) -> Array:
       The reported bits (bool).
 
     Example:
-      >>> bool(report_from_uniform(0.1, True, 0.5))  # u < r: truthful
+      >>> import jax.numpy as jnp
+      >>> bool(report_from_bits(jnp.uint32(2**31), True, 0.5))  # no flip
       True
     """
-    return mechanisms.randomized_response_from_uniform(u, bit, r)
+    return mechanisms.randomized_response_from_bits(bits, bit, r)
 
 
 def debiased_increment(report: ArrayLike, tau: ArrayLike, r: ArrayLike) -> Array:
@@ -87,6 +90,8 @@ def client_reports(
     report_u: ArrayLike,
     data_u: ArrayLike | None = None,
     client_index: ArrayLike | None = None,
+    *,
+    x: ArrayLike | None = None,
 ) -> Array:
     """The randomized bits 1{x > q} of one local step, through :mod:`ldpjax.mechanisms`.
 
@@ -94,19 +99,23 @@ def client_reports(
       clients: the client distributions.
       q: iterates (client axis last, or aligned with ``client_index``).
       r: truthful rates, broadcast with ``q``.
-      report_u: one report uniform per report (``ldpjax.mechanisms.report_uniforms``).
+      report_u: one uint32 report word per report (``ldpjax.mechanisms.report_bits``).
       data_u: data uniforms (sampling path: x = F^-1(u)); ``None`` selects the exact-law path
         Bernoulli(r (1 - F(q)) + (1 - r) / 2) (no data draw).
       client_index: optional owner of each entry (a pooled stream).
+      x: the data points themselves (records clients: the records read without replacement,
+        :func:`~ldpjax.quantile.record_stream.stream_records`); overrides ``data_u``.
 
     Returns:
       Reported bits (bool).
     """
+    if x is not None:
+        return mechanisms.randomized_response_from_bits(report_u, jnp.asarray(x) > q, r)
     if data_u is None:
         survival = 1.0 - client_cdf(clients, q, client_index)
-        return mechanisms.randomized_response_bernoulli_from_uniform(report_u, survival, r)
+        return mechanisms.randomized_response_bernoulli_from_bits(report_u, survival, r)
     x = sample_from_uniform(clients, data_u, client_index=client_index)
-    return mechanisms.randomized_response_from_uniform(report_u, x > q, r)
+    return mechanisms.randomized_response_from_bits(report_u, x > q, r)
 
 
 def privatized_step(
@@ -116,8 +125,8 @@ def privatized_step(
 
     Argument order is fixed by the issue (``key`` third). All arguments broadcast, so one call
     can step many clients or replications at once. The report is drawn by
-    :func:`ldpjax.mechanisms.randomized_response_from_uniform` from one uniform per report
-    (``ldpjax.mechanisms.report_uniforms``).
+    :func:`ldpjax.mechanisms.randomized_response_from_bits` from one uint32 word per report
+    (``ldpjax.mechanisms.report_bits``).
 
     Args:
       q: current iterate(s).
@@ -142,11 +151,11 @@ def privatized_step(
     dtype = jnp.result_type(q, x, tau, r, lr, float)
     q, x, tau, r, lr = (jnp.asarray(a, dtype) for a in (q, x, tau, r, lr))
     shape = jnp.broadcast_shapes(q.shape, x.shape, tau.shape, r.shape, lr.shape)
-    u = mechanisms.report_uniforms(key, shape, dtype)
-    report = mechanisms.randomized_response_from_uniform(u, x > q, r)
+    words = mechanisms.report_bits(key, shape)
+    report = mechanisms.randomized_response_from_bits(words, x > q, r)
     new_q = q + lr * debiased_increment(report, tau, r)
     valid = (tau > 0) & (tau < 1) & (lr >= 0) & (lr < jnp.inf)
     return v.valid_or_nan(valid, new_q)
 
 
-__all__ = ["client_reports", "debiased_increment", "privatized_step", "report_from_uniform"]
+__all__ = ["client_reports", "debiased_increment", "privatized_step", "report_from_bits"]

@@ -17,7 +17,19 @@ weights.
 
 Privacy: each record is used once with its owner's rate: ``ParallelEvent(RandomizedResponseEvent(r_k)
 for k)``, as Local SGD. The reports are bits: safe for real data (records clients always take
-the sampling path). With ``exact_law=True`` (default) and parametric clients each report is
+the sampling path) at the default, where each record is read once.
+
+Records clients: their records are read without replacement
+(:mod:`ldpjax.quantile.record_stream`), which needs each client's number of reports fixed in
+advance. So the pooled stream holds exactly c_k reports of client k, the largest-remainder
+apportionment of p_k K t_T (:func:`pooled_counts`; sum K t_T), in a pseudo-random order of
+the K t_T slots (a keyed permutation of the slots, new each run): the owners are a shuffled
+fixed multiset rather than iid draws, and the stream's mix is p_k up to rounding. c_k above
+n_k is a ``ValueError`` (``validate``, ``privacy_event``) unless the clients opt into reuse
+(``record_clients(..., max_uses=m)``); the claim then composes m_k = ceil(c_k / n_k) uses of
+``RandomizedResponseEvent(r_k)`` (over a stacked grid of weights: the largest c_k). The counts
+are computed by the same fixed-order float operations at validation, claim and run time; a
+report beyond a client's records reads NaN (fail closed). With ``exact_law=True`` (default) and parametric clients each report is
 drawn from its law Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2) given its owner k (one uniform;
 the owner is still drawn), with no data draw.
 
@@ -34,6 +46,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax import mechanisms
@@ -46,17 +59,26 @@ from ldpjax.quantile.inference import (
     inference_variance,
 )
 from ldpjax.quantile.mechanism import client_reports, debiased_increment
-from ldpjax.quantile.params import QuantileParams, params_valid, validate_params
+from ldpjax.quantile.params import QuantileParams, params_valid
+from ldpjax.quantile.record_stream import (
+    POOLED,
+    fail_closed,
+    permutation_index,
+    stream_records,
+    stream_salt,
+    stream_seed,
+)
 from ldpjax.quantile.rounds import (
     PerClientBudget,
     RoundOutputs,
     cumulative_weights,
     randomized_response_event,
     split_round_key,
+    stream_contract,
     uses_exact_law,
 )
 from ldpjax.quantile.schedules import learning_rate
-from ldpjax.types import Array
+from ldpjax.types import Array, ArrayLike
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,11 +88,13 @@ class SingleConfig(PerClientBudget):
 
 
 class SingleState(NamedTuple):
-    """State between blocks: the iterate, pooled records processed so far, inference sums."""
+    """State between blocks: the iterate, pooled records processed so far, inference sums, and
+    the uint32 (2,) seed of the run's record order (records clients; zeros otherwise)."""
 
     iterate: Array
     records: Array
     stats: InferenceState
+    order: Array
 
 
 def record_owners(weights: Array, u: Array) -> Array:
@@ -79,6 +103,41 @@ def record_owners(weights: Array, u: Array) -> Array:
     scaled = u * cumulative[..., -1:]
     owner = jnp.sum(cumulative[..., None, :] <= scaled[..., :, None], axis=-1)  # integer count
     return jnp.minimum(owner, weights.shape[-1] - 1).astype(jnp.int32)
+
+
+def pooled_counts(weights: ArrayLike, total: int) -> Array:
+    """c_k: the reports of client k among ``total`` pooled ones (records clients).
+
+    The largest-remainder apportionment of p_k total (p normalised; ties to the lower index):
+    int32, summing exactly to ``total``. Fixed-order float operations (no reduction tree, no
+    fused multiply-add across the barrier), so the counts are the same at validation and run
+    time.
+
+    Example:
+      >>> pooled_counts(jnp.array([0.5, 0.3, 0.2]), 7).tolist()
+      [4, 2, 1]
+    """
+    w = jnp.asarray(weights)
+    w = w.astype(jnp.result_type(w.dtype, float))
+    share = jax.lax.optimization_barrier(w / cumulative_weights(w)[..., -1:] * total)
+    base = jnp.floor(share)
+    left = total - jnp.sum(base.astype(jnp.int32), axis=-1, keepdims=True)  # integer sum: exact
+    order = jnp.argsort(-(share - base), axis=-1, stable=True)
+    rank = jnp.argsort(order, axis=-1, stable=True)
+    return base.astype(jnp.int32) + (rank < left).astype(jnp.int32)
+
+
+def _pooled_records(params: QuantileParams, order: Array, slots: Array, total: int, dtype):
+    """(owner, x) of the pooled ``slots`` (records clients): slot s holds report pi(s) of the
+    arrangement in which client k owns c_k consecutive report numbers; NaN past the stream."""
+    counts = pooled_counts(params.weights, total)
+    ends = jnp.cumsum(counts)
+    live = slots < total
+    rank = permutation_index(stream_salt(order, POOLED, 0), jnp.where(live, slots, 0), total)
+    owner = jnp.minimum(jnp.sum(ends[None, :] <= rank[:, None], axis=-1), counts.shape[-1] - 1).astype(jnp.int32)
+    position = rank - (ends[owner] - counts[owner])
+    position = jnp.where(live & (position < counts[owner]), position, -1)  # -1 reads NaN
+    return owner, stream_records(params.clients, order, position, client_index=owner, dtype=dtype)
 
 
 @functools.cache
@@ -97,36 +156,53 @@ def single(config: SingleConfig) -> Algorithm:
     if not isinstance(config, SingleConfig):
         raise ValueError(f"config must be a SingleConfig; got {config!r}")
 
+    def reports(params: QuantileParams):  # per client, concrete params (a grid: per point)
+        total = int(config.budget) * params.clients.num_clients
+        return np.asarray(pooled_counts(params.weights, total))
+
+    validate, privacy_event = stream_contract(reports, randomized_response_event)
+
     def init(params: QuantileParams, key) -> SingleState:
         start = v.valid_or_nan(params_valid(params), params.init)
-        return SingleState(start, jnp.zeros((), jnp.int32), inference_init((), start.dtype))
+        order = stream_seed(params.clients, key)
+        return SingleState(start, jnp.zeros((), jnp.int32), inference_init((), start.dtype), order)
 
     def step(params: QuantileParams, state: SingleState, inputs, key):
         k = params.r.shape[-1]
         dtype = state.iterate.dtype
         exact = uses_exact_law(config.exact_law, params)
+        records = params.clients.records is not None
         data_key, privacy_key = split_round_key(key)
-        # data sampling: row 0 picks each record's owner, row 1 its value (sampling path only)
-        data_u = uniform_draws(data_key, (1 if exact else 2, k), dtype)
-        report_u = mechanisms.report_uniforms(privacy_key, (k,), dtype)
-        owner = record_owners(params.weights, data_u[0])
+        report_u = mechanisms.report_bits(privacy_key, (k,))
+        if records:  # a fixed number of reports per client, each record read without replacement
+            slots = state.records + jnp.arange(k, dtype=jnp.int32)
+            owner, x = _pooled_records(params, state.order, slots, int(config.budget) * k, dtype)
+        else:
+            # data sampling: row 0 picks each record's owner, row 1 its value (sampling path only)
+            data_u = uniform_draws(data_key, (1 if exact else 2, k), dtype)
+            owner = record_owners(params.weights, data_u[0])
         rate = params.r[owner]
         block = (state.records // k + 1).astype(dtype)
         lr = learning_rate(block, params.lr_scale, params.lr_power, params.lr_offset).astype(dtype) / k
 
         def record(j, carry):
             q, stats = carry
-            report = client_reports(
-                params.clients, q, rate[j], report_u[j], None if exact else data_u[1, j], client_index=owner[j]
-            )
-            q = q + lr * debiased_increment(report, params.tau, rate[j])
+            if records:
+                report = client_reports(params.clients, q, rate[j], report_u[j], x=x[j])
+                increment = fail_closed(debiased_increment(report, params.tau, rate[j]), x[j])
+            else:
+                report = client_reports(
+                    params.clients, q, rate[j], report_u[j], None if exact else data_u[1, j], client_index=owner[j]
+                )
+                increment = debiased_increment(report, params.tau, rate[j])
+            q = q + lr * increment
             return q, inference_update(stats, q, jnp.ones((), dtype))
 
         q, stats = jax.lax.fori_loop(0, k, record, (state.iterate, state.stats))
-        new_state = SingleState(q, state.records + k, stats)
+        new_state = SingleState(q, state.records + k, stats, state.order)
         return new_state, RoundOutputs(q, stats.mean, inference_variance(stats), stats.samples)
 
-    return Algorithm(init, step, validate=validate_params, privacy_event=randomized_response_event)
+    return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 
-__all__ = ["SingleConfig", "SingleState", "record_owners", "single"]
+__all__ = ["SingleConfig", "SingleState", "pooled_counts", "record_owners", "single"]

@@ -99,16 +99,17 @@ def _random_words(jaxpr) -> list[int]:
     return sizes
 
 
-def test_fast_path_draws_at_most_two_uniforms_per_visitor():
+def test_fast_path_draws_one_draw_of_three_words_per_visitor():
     params = bandits.epsilon_greedy_params(bandits.make_environment([0.3, 0.2, 0.1]), "dynamic")
     alg = bandits.epsilon_greedy(bandits.PolicyConfig(max_arms=3))
     state = alg.init(params, make_key(0))
     jaxpr = jax.make_jaxpr(lambda k: alg.step(params, state, None, k))(make_key(1))
-    assert _random_words(jaxpr.jaxpr) == [2]  # one draw of two uniforms
+    # one draw of three uint32 words: two decide the exact K-RR report, one the click
+    assert _random_words(jaxpr.jaxpr) == [3]
     # the sampling path draws more (segment, K tie uniforms, report, click)
     slow = bandits.epsilon_greedy(bandits.PolicyConfig(max_arms=3, fast=False))
     jaxpr = jax.make_jaxpr(lambda k: slow.step(params, state, None, k))(make_key(1))
-    assert sum(_random_words(jaxpr.jaxpr)) > 2
+    assert sum(_random_words(jaxpr.jaxpr)) > 3
 
 
 def _runs(fast, seed, strategy, seeds, horizon):

@@ -51,6 +51,7 @@ def test_run_writes_tables_plots_and_run_json(tmp_path, capsys):
         assert (out / name).is_file(), name
     info = json.loads((out / "run.json").read_text())
     assert info["config"]["mu"] == [1.0, 2.0] and info["seeds"] == 200
+    assert info["noise"].startswith("simulation: noise replayable from the seed")
     from ldpjax.engine.keys import DEFAULT_IMPL
 
     assert info["key_impl"] == DEFAULT_IMPL == info["rng_impl"] and info["jax"]["backend"] == "cpu"

@@ -104,8 +104,8 @@ def test_kary_law(xi, k):
 
 
 def test_kary_spare_uniform_is_independent():
-    u = jax.random.uniform(KEY, (N,))
-    report, explored, spare = M.kary_randomized_response_from_uniform(u, jnp.zeros(N, jnp.int32), 0.6, 3)
+    words = M.report_bits(KEY, (N, 2))
+    report, explored, spare = M.kary_randomized_response_from_bits(words, jnp.zeros(N, jnp.int32), 0.6, 3)
     spare = np.asarray(spare)
     assert spare.min() >= 0 and spare.max() < 1
     # spare is uniform within each report value: means 1/2 +- 6 SE, SE = sqrt(1/12 / n_c)

@@ -26,12 +26,12 @@ def test_spec_coefficients_exactly(x64):
 
 
 @pytest.mark.parametrize("r", [0.25, 0.6, 0.9])
-def test_one_uniform_report_has_the_randomized_response_law(r):
+def test_one_word_report_has_the_randomized_response_law(r):
     # P(report = 1 | bit) = r bit + (1 - r)/2; n = 200000 reports: sd <= sqrt(0.25/n) = 0.0011,
     # tolerance 5 sd = 0.0056. The foundation's two-coin mechanism is held to the same law.
     n = 200_000
-    u = jax.random.uniform(make_key(1), (2, n))
-    ours = np.asarray(Q.report_from_uniform(u, jnp.array([[True], [False]]), r)).mean(axis=1)
+    words = jax.random.bits(make_key(1), (2, n), jnp.uint32)
+    ours = np.asarray(Q.report_from_bits(words, jnp.array([[True], [False]]), r)).mean(axis=1)
     reference = np.asarray(
         randomized_response(make_key(2), jnp.array([[1], [0]]) * jnp.ones((2, n), jnp.int32), r)
     ).mean(axis=1)
