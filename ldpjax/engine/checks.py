@@ -110,6 +110,26 @@ def has_no_noise_budget(params: PyTree) -> bool:
     return False
 
 
+def grants_no_privacy(algorithm, params: PyTree) -> bool:
+    """True when the concrete ``params`` hold a no-noise budget: a +inf leaf (mu = inf,
+    gamma = inf), or a claim (``algorithm.privacy_event(params)``) with an infinite part (e.g.
+    A&S at node_sd = 0 is mu = inf). Called after ``validate``: these points were checked."""
+    if has_no_noise_budget(params):
+        return True
+    event_of = getattr(algorithm, "privacy_event", None)
+    if event_of is None or not all(
+        not isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(params)
+    ):
+        return False
+    try:
+        event = event_of(params)
+    except Exception:  # noqa: BLE001 - an event that cannot be built grants nothing
+        return False
+    if type(event).__name__ == "NoPrivacyEvent":
+        return False  # such an algorithm draws no privacy noise at all
+    return has_no_noise_budget(event)
+
+
 def num_steps_of(num_steps: Any, inputs: PyTree) -> int:
     """The horizon: ``num_steps``, or the common time length of ``inputs``; checked."""
     lengths = {}
@@ -200,6 +220,7 @@ def validate_algorithm(algorithm, params: PyTree, inputs: PyTree, grid_shape, gr
 __all__ = [
     "check_grid_ndim",
     "check_precision_tree",
+    "grants_no_privacy",
     "has_no_noise_budget",
     "check_int",
     "check_numeric_tree",

@@ -77,10 +77,10 @@ def rollout(
     ``jit``/``vmap``/``grad``-able (gradients flow through the scan to the numeric ``params``).
     """
 
-    from ldpjax.engine.checks import check_precision_tree, has_no_noise_budget
+    from ldpjax.engine.checks import check_precision_tree, grants_no_privacy
 
     check_precision_tree("params", params)
-    if has_no_noise_budget(params):  # concrete +inf budgets: checked here, so honoured
+    if grants_no_privacy(algorithm, params):  # concrete +inf budgets: checked here, so honoured
         with no_privacy_permitted():
             return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng)
     return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng)

@@ -52,7 +52,7 @@ from ldpjax.engine.checks import (
     check_numeric_tree,
     check_precision_tree,
     check_seeds,
-    has_no_noise_budget,
+    grants_no_privacy,
     num_steps_of,
     validate_algorithm,
 )
@@ -294,9 +294,11 @@ def simulate(
         :mod:`ldpjax.engine.plan`).
     """
     check_precision_tree("params", params)
-    # A concrete +inf budget in the grid (mu = inf, gamma = inf) means "no noise" at that point:
-    # checked here, on the concrete params, it is the only road to a noiseless release.
-    permit = no_privacy_permitted() if has_no_noise_budget(params) else contextlib.nullcontext()
+    # A concrete no-noise budget in the grid (mu = inf, gamma = inf, or a claim with mu = inf)
+    # means "no noise" at that point: checked here, on the concrete params, it is the only road
+    # to a noiseless release.
+    permit = (no_privacy_permitted() if grants_no_privacy(algorithm, params)
+              else contextlib.nullcontext())
     with permit, CompileTimer() as timer:
         result = _simulate(
             algorithm, params, key, num_steps, num_seeds=num_seeds, inputs=inputs, record=record,

@@ -90,8 +90,8 @@ def kary_randomized_response_from_bits(
       >>> import jax.numpy as jnp
       >>> words = jnp.array([[3 * 2**30, 0], [2**29, 0]], jnp.uint32)  # p = 1/2, K = 2
       >>> report, explored, _ = kary_randomized_response_from_bits(words, 1, 0.5, 2)
-      >>> report.tolist(), explored.tolist()
-      ([1, True], [0, True])
+      >>> report.tolist(), explored.tolist()  # w0 >= K Q = 2^31 keeps the truth; 2^29 explores
+      ([1, 0], [False, True])
     """
     bits = jnp.asarray(bits, jnp.uint32)
     dom.check_precision("explore_prob", explore_prob)

@@ -28,6 +28,7 @@ from ldpjax.experts import (
     static_regret,
     switching_gains,
 )
+from ldpjax.mechanisms import no_privacy_permitted
 
 # The modules (the package re-exports functions of the same names).
 ftpl_module = importlib.import_module("ldpjax.experts.rw_ftpl")
@@ -455,7 +456,7 @@ def test_gains_outside_the_domain_fail_closed(which):
 
 
 @pytest.mark.parametrize("which", list(ALGOS))
-def test_invalid_traced_mu_gives_nan_and_only_explicit_inf_gives_the_walk(which):
+def test_invalid_traced_mu_gives_nan_and_only_checked_inf_gives_the_walk(which):
     algo, make = ALGOS[which]
     gains = bernoulli_gains(jax.random.key(1), 20, N, 0.3)
 
@@ -468,7 +469,15 @@ def test_invalid_traced_mu_gives_nan_and_only_explicit_inf_gives_the_walk(which)
         assert np.all(np.isnan(final(jnp.float32(mu)))), mu
         with pytest.raises(ValueError, match="mu"):
             algo.validate(make(1.0)._replace(mu=jnp.asarray(mu)), gains)
-    clean = final(jnp.float32(np.inf))  # no privacy noise, but RW-FTPL's sqrt(2) walk
+    # a traced inf that nothing checked (an overflow under the user's jit) fails closed ...
+    assert np.all(np.isnan(final(jnp.exp(jnp.float32(100.0)))))
+    # ... while a checked one (the engine's permit, or a concrete inf) means no privacy noise,
+    # but RW-FTPL's sqrt(2) walk
+    with no_privacy_permitted():
+        clean = final(jnp.float32(np.inf))
+    concrete = rollout(algo, make(1.0)._replace(mu=jnp.float32(np.inf)), jax.random.key(0),
+                       inputs=gains, record=TOTAL)[0].noisy_total
+    np.testing.assert_allclose(np.asarray(concrete), np.asarray(clean), rtol=1e-6)
     assert np.all(np.isfinite(clean))
     assert not np.allclose(clean, np.asarray(gains).sum(0), atol=1e-3)
 
