@@ -13,6 +13,16 @@ experiment tests use), opens every matplotlib ``Figure`` of the result and check
   runner saves at the figure's own size, so points are points);
 * the figure names its data (``Data: ...``, saying real or synthetic) and its privacy unit.
 
+Two more rules, checked on the figures of the experiments in :data:`STRICT` (the helpers are
+plain functions of a drawn ``Figure``, for any experiment's test to call):
+
+* no legend box (an axes legend or a figure legend) covers a plotted data point
+  (:func:`legend_overlaps`: the legend's window extent against the display coordinates of the
+  line vertices, markers, error-bar ends and scatter points, after ``fig.canvas.draw()``);
+* the paper's reference markers (artists labelled ``paper...``) lie inside the x-range of what
+  was simulated in the same axes, and do not sit on top of each other
+  (:func:`reference_markers_outside`, :func:`overlapping_reference_markers`).
+
 The heavier experiments (tens of seconds of compilation each on two CPU cores) are marked slow.
 """
 
@@ -49,6 +59,8 @@ TINY = {
 }
 SLOW = {"quantile-coverage", "experts-amplification", "bandits-mba", "bandits-portfolio",
         "experts-covid"}
+#: Experiments whose figures must also pass the legend and reference-marker checks.
+STRICT = {"demo", "experts-amplification", "experts-covid"}
 
 
 # ----------------------------------------------------------------------------- checks
@@ -101,6 +113,145 @@ def _points_outside(ax) -> list[str]:
     return problems
 
 
+def _draw(fig):
+    """Draw ``fig`` (on an Agg canvas if it has none: ``Figure()`` objects made without pyplot
+    have a base canvas that cannot draw) and return its renderer."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not hasattr(fig.canvas, "get_renderer"):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def _is_data_transform(artist, ax) -> bool:
+    """Whether both coordinates of ``artist`` are data coordinates (not axhline / axvline,
+    whose one coordinate is in axes units)."""
+    transform = artist.get_transform()
+    return transform == ax.transData or transform.contains_branch(ax.transData)
+
+
+def _display_points(ax, *, reference: bool | None = None) -> list[tuple[str, np.ndarray]]:
+    """(label, display xy of shape (k, 2)) of every plotted point of ``ax``: line vertices and
+    markers, error-bar ends, scatter points (finite ones). ``reference``: only the paper's
+    markers (True), only the rest (False) or all (None). Lines spanning the axes (axhline,
+    axvline) and shaded bands are not points."""
+    out = []
+
+    def add(label, xy, transform):
+        xy = np.asarray(xy, np.float64).reshape(-1, 2)
+        xy = xy[np.all(np.isfinite(xy), axis=1)]
+        if len(xy):
+            with np.errstate(all="ignore"):
+                disp = transform.transform(xy)
+            out.append((label, disp[np.all(np.isfinite(disp), axis=1)]))
+
+    for line in ax.lines:
+        if not line.get_visible() or not _is_data_transform(line, ax):
+            continue
+        is_ref = str(line.get_label()).lower().startswith("paper")
+        if reference is None or reference == is_ref:
+            add(f"line {line.get_label()!r}", line.get_xydata(), line.get_transform())
+    if reference is True:
+        return out
+    for coll in ax.collections:
+        if not coll.get_visible():
+            continue
+        if isinstance(coll, PathCollection):
+            add("scatter", coll.get_offsets(), coll.get_offset_transform())
+        elif isinstance(coll, LineCollection) and _is_data_transform(coll, ax):
+            segs = [s for s in coll.get_segments() if len(s)]
+            if segs:
+                add("error bars", np.concatenate(segs), coll.get_transform())
+    return out
+
+
+def legend_overlaps(fig, *, margin: float = 1.0) -> list[str]:
+    """Legend boxes (of any axes or of the figure) that cover plotted points of any axes.
+
+    Draws the figure, then compares each legend's window extent (shrunk by ``margin`` pixels)
+    with the display coordinates of every point of :func:`_display_points` (after
+    ``fig.canvas.draw()``)."""
+    renderer = _draw(fig)
+    legends = [(f"legend of axes {i} ({ax.get_title()!r})", ax.get_legend())
+               for i, ax in enumerate(fig.axes) if ax.get_legend() is not None]
+    legends += [(f"figure legend {k}", leg) for k, leg in enumerate(fig.legends)]
+    problems = []
+    for where, leg in legends:
+        if not leg.get_visible():
+            continue
+        box = leg.get_window_extent(renderer)
+        x0, x1, y0, y1 = box.x0 + margin, box.x1 - margin, box.y0 + margin, box.y1 - margin
+        for i, ax in enumerate(fig.axes):
+            if not ax.get_visible():
+                continue
+            for label, disp in _display_points(ax):
+                inside = ((disp[:, 0] > x0) & (disp[:, 0] < x1)
+                          & (disp[:, 1] > y0) & (disp[:, 1] < y1))
+                if inside.any():
+                    problems.append(f"{where} covers {int(inside.sum())} point(s) of {label} "
+                                    f"in axes {i} ({ax.get_title()!r})")
+    return problems
+
+
+def reference_markers_outside(fig, *, tol_px: float = 2.0) -> list[str]:
+    """The paper's markers (lines labelled ``paper...``) at x positions outside the x-range
+    spanned by the simulated points of the same axes (or in an axes with nothing simulated)."""
+    _draw(fig)
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        refs = _display_points(ax, reference=True)
+        if not refs:
+            continue
+        sims = [d for _, d in _display_points(ax, reference=False)]
+        if not sims:
+            problems.append(f"axes {i} ({ax.get_title()!r}): paper markers but nothing simulated")
+            continue
+        xs = np.concatenate([d[:, 0] for d in sims])
+        lo, hi = xs.min() - tol_px, xs.max() + tol_px
+        for label, disp in refs:
+            bad = (disp[:, 0] < lo) | (disp[:, 0] > hi)
+            if bad.any():
+                data_x = ax.transData.inverted().transform(disp[bad])[:, 0]
+                problems.append(f"axes {i} ({ax.get_title()!r}): {label} at x = "
+                                f"{np.round(data_x, 4).tolist()}, outside the simulated x-range "
+                                f"{np.round(ax.transData.inverted().transform([[xs.min(), 0], [xs.max(), 0]])[:, 0], 4).tolist()}")
+    return problems
+
+
+def overlapping_reference_markers(fig, *, fraction: float = 0.7) -> list[str]:
+    """Pairs of the paper's markers (of different series) in one axes whose centres are closer
+    than ``fraction`` of their mean marker size in both directions (they print on each other)."""
+    _draw(fig)
+    scale = fig.dpi / 72.0
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        marks = []
+        for line in ax.lines:
+            if (line.get_visible() and _is_data_transform(line, ax)
+                    and str(line.get_label()).lower().startswith("paper")):
+                xy = np.asarray(line.get_xydata(), np.float64).reshape(-1, 2)
+                xy = xy[np.all(np.isfinite(xy), axis=1)]
+                for d in line.get_transform().transform(xy) if len(xy) else []:
+                    marks.append((line.get_label(), d, line.get_markersize() * scale))
+        for a in range(len(marks)):
+            for b in range(a + 1, len(marks)):
+                (la, da, sa), (lb, db, sb) = marks[a], marks[b]
+                if la == lb:
+                    continue
+                near = fraction * (sa + sb) / 2
+                if abs(da[0] - db[0]) < near and abs(da[1] - db[1]) < near:
+                    problems.append(f"axes {i} ({ax.get_title()!r}): {la!r} and {lb!r} overlap")
+    return problems
+
+
+def strict_problems(where: str, fig) -> list[str]:
+    """The legend and reference-marker checks of one figure, prefixed with ``where``."""
+    found = (legend_overlaps(fig) + reference_markers_outside(fig)
+             + overlapping_reference_markers(fig))
+    return [f"{where}: {p}" for p in found]
+
+
 def _check_figure(name: str, fig_name: str, fig) -> list[str]:
     fig.draw_without_rendering()
     where = f"{name}/{fig_name}"
@@ -137,6 +288,8 @@ def _run_and_check(name, tmp_path):
     problems = []
     for fig_name, fig in result.figures.items():
         problems += _check_figure(name, fig_name, fig)
+        if name in STRICT:
+            problems += strict_problems(f"{name}/{fig_name}", fig)
     assert not problems, "\n".join(problems)
     return result
 
@@ -181,3 +334,54 @@ def test_checker_accepts_a_good_figure_and_rejects_each_fault():
     assert any("outside" in p for p in _check_figure("toy", "x", _toy_figure(off_axis=True)))
     assert any(" pt" in p for p in _check_figure("toy", "x", _toy_figure(small_font=True)))
     assert any("caption" in p for p in _check_figure("toy", "x", _toy_figure(caption=False)))
+
+
+def _toy_axes():
+    from ldpjax.plotting import figure
+
+    fig, axes = figure()
+    ax = axes[0, 0]
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    return fig, ax
+
+
+def test_legend_overlap_check():
+    from ldpjax.plotting import figure_legend, legend
+
+    fig, ax = _toy_axes()  # points in every corner: an inside legend must cover some
+    ax.plot([0, 0, 1, 1, 0.5], [0, 1, 0, 1, 0.5], "o", label="corners")
+    ax.plot([0, 1], [0.5, 0.5], "s-", label="middle")
+    ax.axhline(0.2, label="reference line")  # spans the axes: not a data point
+    legend(ax, loc="upper left")
+    assert any("covers" in p and "corners" in p for p in legend_overlaps(fig))
+    fig, ax = _toy_axes()
+    ax.plot([0, 0, 1, 1], [0, 1, 0, 1], "o", label="corners")
+    ax.plot([0, 1], [0.5, 0.5], "s-", label="middle")
+    figure_legend(fig, [[ax]])  # below the axes: covers nothing
+    assert legend_overlaps(fig) == []
+    fig, ax = _toy_axes()
+    ax.plot([0, 1], [0, 1], "o-", label="data")
+    ax.axhline(0.9, color="k", label="reference")
+    legend(ax, loc="upper left")  # over the empty corner and the axhline only
+    assert legend_overlaps(fig) == []
+
+
+def test_reference_marker_checks():
+    from ldpjax.plotting import legend, paper_markers
+
+    fig, ax = _toy_axes()
+    ax.plot([1, 2, 3], [1, 2, 3], "o-", label="simulated")
+    paper_markers(ax, [2, 5], [2.1, 4], label="paper: Table 1")
+    ax.set_xlim(0, 6)
+    ax.set_ylim(0, 5)
+    legend(ax, loc="lower right")
+    found = reference_markers_outside(fig)
+    assert len(found) == 1 and "[5.0]" in found[0]
+    assert overlapping_reference_markers(fig) == []
+    paper_markers(ax, [2.01], [2.12], label="paper: Table 2")
+    assert any("overlap" in p for p in overlapping_reference_markers(fig))
+    fig, ax = _toy_axes()
+    ax.plot([1, 2, 3], [1, 2, 3], "o-", label="simulated")
+    paper_markers(ax, [1, 3], [1.5, 2.5])
+    assert reference_markers_outside(fig) == [] and overlapping_reference_markers(fig) == []

@@ -264,7 +264,9 @@ def _waterfill(K, T, Gamma, strategies, form, grid_size, bisection_steps, refine
             out.append(g)
             feasible = jnp.any(allowed[:, i], axis=-1)
             lagr.append(jnp.where(feasible, _bound(s, g, K, T, form) + price * g, jnp.inf))
-        choice = jnp.argmin(jnp.stack(lagr, -1), axis=-1)
+        # int32 explicitly: argmin returns the default int (int64 under x64), and the choice
+        # rides in the refinement loop's carry, which starts as int32
+        choice = jnp.argmin(jnp.stack(lagr, -1), axis=-1).astype(jnp.int32)
         gamma = jnp.take_along_axis(jnp.stack(out, -1), choice[:, None], -1)[:, 0]
         return gamma, choice
 

@@ -127,7 +127,18 @@ def grants_no_privacy(algorithm, params: PyTree) -> bool:
         return False
     if type(event).__name__ == "NoPrivacyEvent":
         return False  # such an algorithm draws no privacy noise at all
-    return has_no_noise_budget(event)
+    return has_no_noise_budget(event) or _has_truthful_rr(event)
+
+
+def _has_truthful_rr(event) -> bool:
+    """A randomized-response part with r = 1 (no privacy) anywhere in ``event``."""
+    if type(event).__name__ == "RandomizedResponseEvent":
+        return bool(np.any(np.asarray(event.r) >= 1))
+    parts = getattr(event, "events", None)
+    if isinstance(parts, tuple):
+        return any(_has_truthful_rr(e) for e in parts)
+    inner = getattr(event, "event", None)
+    return inner is not None and _has_truthful_rr(inner)
 
 
 def num_steps_of(num_steps: Any, inputs: PyTree) -> int:

@@ -12,6 +12,8 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from ldpjax.demo.noisy_counter import counter_params, noisy_counter
 from ldpjax.engine import product_grid, record
@@ -20,11 +22,11 @@ from ldpjax.experiments.verdicts import judge, summary_lines
 from ldpjax.plotting import (
     LINESTYLES,
     MARKERS,
+    MIN_FONT,
     PALETTE,
     caption,
     figure,
     fit_ylim,
-    legend,
     mean_bars,
     se_note,
 )
@@ -143,8 +145,19 @@ def _figure(rows, mus, checkpoints, n, rate):
     bx.set_title("ratio to the closed form")
     ratios = [r["ratio"] for r in rows if math.isfinite(r["mu"])]
     fit_ylim(bx, [ratios, [1 - half, 1 + half]])
-    legend(ax, ncols=1)
-    legend(bx)
+    # One legend below both panels (inside either it covers the t = 10 points): a colour per
+    # mu (marker and line style as in the ratio panel), then what markers and lines mean.
+    handles = [Line2D([], [], color=PALETTE[k % len(PALETTE)], marker=MARKERS[k % len(MARKERS)],
+                      ls=LINESTYLES[k % 4], markersize=4, label=f"mu = {mu:g}")
+               for k, mu in enumerate(finite)]
+    handles += [
+        Line2D([], [], color="black", marker="o", ls="none", markersize=4,
+               label="left: simulated RMSE (+-2 SE bars)"),
+        Line2D([], [], color="black", lw=1, label="left: sqrt(t)/mu (closed form)"),
+        Patch(color="grey", alpha=0.2, lw=0, label="right: simultaneous 95% band"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4),
+               fontsize=MIN_FONT)
     caption(fig, data=f"synthetic Bernoulli({rate:g}) bits, no data file",
             unit="one user's bit (one Gaussian release, sensitivity 1, mu-GDP)",
             note=f"{n} seeds per mu; {se_note('error bars')}"

@@ -11,11 +11,15 @@ Three parts:
 2. Batch sizes over rounds (RW-AdaBatch's ``batch_size`` output) on the worst case (all gains
    tied, :func:`~ldpjax.experts.equal_gains`) and on easy environments with a clear best
    expert: batches grow with the gap ("amplification is stronger when data is easy"). The
-   analytic worst-case law of :mod:`ldpjax.experts.amplification` is drawn for comparison.
+   analytic worst-case law of :mod:`ldpjax.experts.amplification` is drawn for comparison and
+   tabulated as rows of its own (``source`` = analytic). The regret table's
+   ``mean_batch_length`` is t / (batches started by t) at every checkpoint.
 3. Privacy of round t: the analytic worst-case amplification vs the Monte Carlo estimate from
    simulated runs (empirical law of the batch containing round t, same mixture formulas), as
    tradeoff curves and as delta(eps), for every (n, t); the un-amplified mu-GDP curve is the
-   reference. The table reports delta at a few eps (with the Monte Carlo standard error) and
+   reference. Under each curve panel the Monte Carlo estimate relative to the analytic curve
+   (ratio for delta, difference for the tradeoff) shows the +-2 SE band that is a hair's width
+   on the curves' own scale. The table reports delta at a few eps (with the Monte Carlo standard error) and
    eps at delta = 1e-5, and the largest amount (in standard errors) by which the analytic
    delta falls below the Monte Carlo one (it should never be more than sampling noise).
 """
@@ -71,6 +75,9 @@ from ldpjax.plotting import (
 )
 
 TAG = "experts-amplification-v1"
+#: The paper's short title, for figure titles.
+PAPER_TITLE = "Prediction with expert advice under LDP"
+ANALYTIC_ENV = "analytic worst case (Thm 2)"
 
 
 def _log_grid(first: int, last: int, count: int) -> list[int]:
@@ -104,7 +111,11 @@ def _regret_part(ctx: RunContext, mus, n, horizon, gap, alpha):
         key=key,
         label="regret-rw-adabatch",
         record=record.combine(
-            earned=earned, batches=record.total(lambda out: out.batch_start.astype(jnp.int32))
+            earned=earned,
+            # batches started by each checkpoint: t / that count is the mean batch length so far
+            batches=record.at_steps(
+                checkpoints, lambda out: out.batch_start.astype(jnp.int32), cumulative=True
+            ),
         ),
         keep_state=False,
         tag=TAG,
@@ -140,9 +151,7 @@ def _regret_part(ctx: RunContext, mus, n, horizon, gap, alpha):
                         ra.mean() <= bound_a + 3 * ra.std(ddof=1) / math.sqrt(seeds)
                     ),
                     "adabatch_within_factor": bool(excess.mean() <= 3 * se_excess),
-                    "mean_batch_length": horizon / float(np.mean(ada["batches"][i]))
-                    if t == horizon
-                    else None,
+                    "mean_batch_length": t / float(np.mean(ada["batches"][i, :, j])),
                 }
             )
     fig = _regret_figure(rows, mus, n, gap, alpha, seeds)
@@ -190,7 +199,7 @@ def _regret_figure(rows, mus, n, gap, alpha, seeds):
             note=f"{seeds} seeds; shaded bands: +-2 standard errors. The two regret curves "
             "coincide by design (Cor. 2): the bottom row shows their paired ratio. The paper "
             "reports no regret numbers for this setting.",
-            title="RW-FTPL vs RW-AdaBatch: regret and its bounds (paper 000)")
+            title=f"RW-FTPL vs RW-AdaBatch: regret and its bounds ({PAPER_TITLE}, Cor. 2)")
     return fig
 
 
@@ -207,8 +216,13 @@ def _batch_part(ctx: RunContext, n, horizon, gaps, alpha, mu, runs):
         )
     rows, curves = [], {}
     grid, analytic_weights = worst_case_batch_distribution(jnp.asarray(rounds, float), n, alpha)
-    analytic_cdf = np.cumsum(np.asarray(analytic_weights, np.float64), axis=-1)
-    analytic_median = [float(np.asarray(grid)[np.searchsorted(c, 0.5)]) for c in analytic_cdf]
+    grid = np.asarray(grid, np.float64)
+    analytic_weights = np.asarray(analytic_weights, np.float64)  # (rounds, support)
+    analytic_cdf = np.cumsum(analytic_weights, axis=-1)
+
+    def analytic_quantile(j: int, p: float) -> float:
+        return float(grid[min(int(np.searchsorted(analytic_cdf[j], p)), grid.size - 1)])
+
     for name, gap, gains in envs:
         sizes = ctx.simulate(
             algo,
@@ -229,6 +243,7 @@ def _batch_part(ctx: RunContext, n, horizon, gaps, alpha, mu, runs):
             rows.append(
                 {
                     "environment": name,
+                    "source": f"simulated ({runs} runs)",
                     "gap": gap,
                     "mu": mu,
                     "t": t,
@@ -236,11 +251,27 @@ def _batch_part(ctx: RunContext, n, horizon, gaps, alpha, mu, runs):
                     "median_batch": float(np.median(col)),
                     "q10": float(np.quantile(col, 0.1)),
                     "q90": float(np.quantile(col, 0.9)),
-                    "analytic_worst_case_median": analytic_median[j] if gap == 0.0 else None,
                     "se_mean_batch": float(col.std(ddof=1) / math.sqrt(col.size))
-                    if col.size > 1 else 0.0,
+                    if col.size > 1 else None,  # one run: no standard error
                 }
             )
+    # The analytic worst-case law (Thm 2) as rows of its own: it holds for tied gains and does
+    # not depend on mu, so it holds at this part's mu too (exact, so no standard error).
+    for j, t in enumerate(rounds):
+        rows.append(
+            {
+                "environment": ANALYTIC_ENV,
+                "source": "analytic (Theorem 2)",
+                "gap": 0.0,
+                "mu": mu,
+                "t": t,
+                "mean_batch": float(np.sum(grid * analytic_weights[j])),
+                "median_batch": analytic_quantile(j, 0.5),
+                "q10": analytic_quantile(j, 0.1),
+                "q90": analytic_quantile(j, 0.9),
+                "se_mean_batch": 0.0,
+            }
+        )
     fig, axes = figure(1, 1, width=5.2, height=3.8)
     ax = axes[0, 0]
     values = []
@@ -252,7 +283,7 @@ def _batch_part(ctx: RunContext, n, horizon, gaps, alpha, mu, runs):
                   marker=MARKERS[k % len(MARKERS)], ls=LINESTYLES[k % len(LINESTYLES)],
                   clip_low=0.5)
         values += [mean, np.maximum(mean - 2 * se, 0.5), mean + 2 * se]
-    analytic_mean = (np.asarray(grid, np.float64) * np.asarray(analytic_weights, np.float64)).sum(-1)
+    analytic_mean = (grid * analytic_weights).sum(-1)
     ax.plot(rounds, analytic_mean, "k:", marker="x", label="analytic worst case (Thm 2): mean")
     values.append(analytic_mean)
     ax.set_xscale("log")
@@ -266,7 +297,7 @@ def _batch_part(ctx: RunContext, n, horizon, gaps, alpha, mu, runs):
             "expert by the gap", unit="one round's gain vector (mu-GDP per release; a round in a "
             "batch of B rounds is (mu/sqrt B)-GDP centrally, ex post)",
             note=f"{runs} runs per environment; shaded bands: +-2 standard errors of the mean.",
-            title="Adaptive batching grows with the gap (paper 000, Sec. 4)")
+            title=f"Adaptive batching grows with the gap ({PAPER_TITLE}, Sec. 4)")
     final = {name: float(np.mean(curves[name][:, -1])) for name, _, _ in envs}
     values = list(final.values())
     grows = all(a < b for a, b in zip(values[:-1], values[1:], strict=True))
@@ -280,13 +311,72 @@ def _epsilon_at(deltas: np.ndarray, eps: np.ndarray, target: float) -> float:
     return float(eps[below[0]]) if below.size else float("inf")
 
 
+ANALYTIC_LABEL = "analytic worst case (Thm 2, Lemmas 1-2)"
+MC_LABEL = "Monte Carlo (+-2 SE band)"
+
+
+def _delta_panels(ax, rx, eps, shown, d_plain, d_ana, d_mc, se, mu, title):
+    """delta(eps) on a log axis (top) and Monte Carlo / analytic with its +-2 SE band (below:
+    on the log axis the band is a hair's width)."""
+
+    def visible(d):
+        return np.where(shown & (d >= 1e-7) & (d <= 1.0), d, np.nan)
+
+    ax.plot(eps, visible(d_plain), ":", color="grey", label=f"{mu:g}-GDP (no amplification)")
+    ax.plot(eps, visible(d_ana), "-", color=PALETTE[1], label=ANALYTIC_LABEL)
+    ax.plot(eps, visible(d_mc), "--", color=PALETTE[0], label=MC_LABEL)
+    ax.fill_between(eps[shown], np.maximum(d_mc - 2 * se, 1e-7)[shown],
+                    np.minimum(d_mc + 2 * se, 1.0)[shown], color=PALETTE[0], alpha=0.2, lw=0)
+    ax.set_yscale("log")
+    ax.set_ylim(1e-7, 1.0)
+    ax.set_xlim(0, 6)
+    ax.set_title(title)
+    ax.set_xlabel("eps")
+    ax.set_ylabel("delta(eps)")
+    drawn = shown & (d_ana >= 1e-7)  # where the analytic curve is drawn above
+    ref = np.where(drawn, d_ana, np.nan)
+    ratio, lo, hi = d_mc / ref, (d_mc - 2 * se) / ref, (d_mc + 2 * se) / ref
+    rx.axhline(1.0, color=PALETTE[1], lw=1.5, label=ANALYTIC_LABEL)
+    rx.plot(eps, ratio, "--", color=PALETTE[0], label=MC_LABEL)
+    rx.fill_between(eps[drawn], lo[drawn], hi[drawn], color=PALETTE[0], alpha=0.3, lw=0)
+    rx.set_xlim(0, 6)
+    fit_ylim(rx, [lo, hi, [1.0]])
+    rx.set_xlabel("eps")
+    rx.set_ylabel("MC / analytic delta")
+
+
+def _tradeoff_panels(ax, rx, fpr, f_plain, f_ana, f_mc, f_se, mu, title):
+    """The tradeoff curves (top) and Monte Carlo - analytic with its +-2 SE band (below)."""
+    ax.plot(fpr, 1 - fpr, color="lightgrey", lw=0.8, label="perfect privacy")
+    ax.plot(fpr, f_plain, ":", color="grey", label=f"{mu:g}-GDP (no amplification)")
+    ax.plot(fpr, f_ana, "-", color=PALETTE[1], label=ANALYTIC_LABEL)
+    ax.plot(fpr, f_mc, "--", color=PALETTE[0], label=MC_LABEL)
+    ax.fill_between(fpr, np.clip(f_mc - 2 * f_se, 0, 1), np.clip(f_mc + 2 * f_se, 0, 1),
+                    color=PALETTE[0], alpha=0.2, lw=0)
+    ax.set_xscale("log")
+    ax.set_title(title)
+    ax.set_xlabel("type I error")
+    ax.set_ylabel("type II error")
+    lo, hi = f_mc - 2 * f_se - f_ana, f_mc + 2 * f_se - f_ana
+    rx.axhline(0.0, color=PALETTE[1], lw=1.5, label=ANALYTIC_LABEL)
+    rx.plot(fpr, f_mc - f_ana, "--", color=PALETTE[0], label=MC_LABEL)
+    rx.fill_between(fpr, lo, hi, color=PALETTE[0], alpha=0.3, lw=0)
+    rx.set_xscale("log")
+    fit_ylim(rx, [lo, hi, [0.0]])
+    rx.set_xlabel("type I error")
+    rx.set_ylabel("MC - analytic\n(type II error)")
+
+
+
 def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
     eps_fine = np.linspace(0.0, 12.0, 1201)
     eps_show = (0.5, 1.0, 2.0)
     fpr = np.geomspace(1e-5, 1.0, 60)
     rows = []
-    fig_t, axes_t = figure(len(rounds), len(experts), width=3.4, height=3.0)
-    fig_d, axes_d = figure(len(rounds), len(experts), width=3.4, height=3.0)
+    # per n: the curves (top) and the Monte Carlo estimate relative to the analytic one (below)
+    panels = dict(width=3.4, height=2.2, gridspec_kw={"height_ratios": [2.0, 1.1] * len(experts)})
+    fig_t, axes_t = figure(len(rounds), 2 * len(experts), **panels)
+    fig_d, axes_d = figure(len(rounds), 2 * len(experts), **panels)
     mus_j = jnp.asarray(mus, float)[:, None]
     worst_gap = 0.0
     bar = ctx.progress(len(experts), "privacy (Monte Carlo)")
@@ -339,27 +429,7 @@ def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
                     rows.append(row)
                 # Plots at mu_plot; the delta panels show eps in [0, 6], delta in [1e-7, 1].
                 i = list(mus).index(mu_plot)
-                ax = axes_d[a, b]
                 shown = eps_fine <= 6.0
-
-                def visible(d, shown=shown):
-                    return np.where(shown & (d >= 1e-7) & (d <= 1.0), d, np.nan)
-
-                ax.plot(eps_fine, visible(d_plain[i]), ":", color="grey",
-                        label=f"{mu_plot:g}-GDP (no amplification)")
-                ax.plot(eps_fine, visible(d_ana[i]), "-", color=PALETTE[1],
-                        label="analytic worst case (Thm 2, Lemmas 1-2)")
-                ax.plot(eps_fine, visible(d_mc[i]), "--", color=PALETTE[0],
-                        label="Monte Carlo (+-2 SE band)")
-                ax.fill_between(eps_fine[shown], np.maximum(d_mc[i] - 2 * se[i], 1e-7)[shown],
-                                np.minimum(d_mc[i] + 2 * se[i], 1.0)[shown], color=PALETTE[0],
-                                alpha=0.2, lw=0)
-                ax.set_yscale("log")
-                ax.set_ylim(1e-7, 1.0)
-                ax.set_xlim(0, 6)
-                ax.set_title(f"n = {n}, t = {t:g}")
-                ax.set_xlabel("eps")
-                ax.set_ylabel("delta(eps)")
                 f_plain = np.asarray(gdp_tradeoff(mu_plot, fpr))
                 f_ana = np.asarray(batch_mixture_tradeoff(mu_plot, sizes, weights, fpr))
                 f_mc = np.asarray(batch_mixture_tradeoff(mu_plot, mc_sizes, mc_weights, fpr))
@@ -370,26 +440,21 @@ def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
                 f_boot = np.asarray(batch_mixture_tradeoff(
                     mu_plot, np.asarray(mc_sizes)[None, None, :], boot_w[:, None, :], fpr))
                 f_se = f_boot.std(0, ddof=1)
-                ax = axes_t[a, b]
-                ax.plot(fpr, 1 - fpr, color="lightgrey", lw=0.8, label="perfect privacy")
-                ax.plot(fpr, f_plain, ":", color="grey", label=f"{mu_plot:g}-GDP (no amplification)")
-                ax.plot(fpr, f_ana, "-", color=PALETTE[1],
-                        label="analytic worst case (Thm 2, Lemmas 1-2)")
-                ax.plot(fpr, f_mc, "--", color=PALETTE[0], label="Monte Carlo (+-2 SE band)")
-                ax.fill_between(fpr, np.clip(f_mc - 2 * f_se, 0, 1), np.clip(f_mc + 2 * f_se, 0, 1),
-                                color=PALETTE[0], alpha=0.2, lw=0)
-                ax.set_xscale("log")
-                ax.set_title(f"n = {n}, t = {t:g}")
-                ax.set_xlabel("type I error")
-                ax.set_ylabel("type II error")
-    for fig, what in ((fig_d, "delta(eps)"), (fig_t, "tradeoff curve")):
-        figure_legend(fig, axes_d if fig is fig_d else axes_t, ncols=2)
+                _delta_panels(axes_d[2 * a, b], axes_d[2 * a + 1, b], eps_fine, shown,
+                              d_plain[i], d_ana[i], d_mc[i], se[i], mu_plot, f"n = {n}, t = {t:g}")
+                _tradeoff_panels(axes_t[2 * a, b], axes_t[2 * a + 1, b], fpr, f_plain, f_ana,
+                                 f_mc, f_se, mu_plot, f"n = {n}, t = {t:g}")
+    for fig, what, axes in ((fig_d, "delta(eps)", axes_d), (fig_t, "tradeoff curve", axes_t)):
+        figure_legend(fig, axes, ncols=2)
         caption(fig, data="SYNTHETIC tied gains (the worst case of Theorem 2) for the Monte "
                 "Carlo runs; the analytic curve needs no data", unit="one round t's gain vector "
                 f"(mu = {mu_plot:g}-GDP locally; the curves are its amplified central privacy)",
-                note=f"Monte Carlo: {runs} runs; bands +-2 standard errors (delta: exact SE; "
-                "tradeoff: bootstrap of the runs). The paper shows these curves only as plots.",
-                title=f"{what} of round t, RW-AdaBatch, mu = {mu_plot:g}, alpha = {alpha:g}")
+                note=f"Monte Carlo: {runs} runs; shaded bands +-2 standard errors (delta: exact "
+                "SE; tradeoff: bootstrap of the runs). Under each panel, the Monte Carlo curve "
+                "relative to the analytic one, where its band is visible: the analytic curve "
+                "should lie inside it. The paper shows these curves only as plots.",
+                title=f"{what} of round t, RW-AdaBatch, mu = {mu_plot:g}, alpha = {alpha:g} "
+                f"({PAPER_TITLE}, Thm 2)")
     return rows, fig_t, fig_d, worst_gap
 
 

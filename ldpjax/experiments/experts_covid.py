@@ -40,7 +40,9 @@ best learner on the clean gains, the best static hospital in hindsight and unifo
 **Dynamics sweep** (beyond the paper): how much the waves reorder hospitals
 (``--wave-heterogeneity``, the sd of the per-hospital, per-wave log amplitudes of the stand-in)
 is reported as the *clean tracking advantage* = best clean learner / best static hospital, and
-RW-Meta / best A&S is plotted against it with the break-even line, per reading and mu.
+RW-Meta / best A&S is plotted against the swept heterogeneity (the advantage it yields under
+each tick: two settings can give the same advantage) with the break-even line, per reading and
+mu.
 
 **Verdicts** (:mod:`ldpjax.experiments.verdicts`), per reading: "RW-Meta beats both A&S
 settings", its size "1.5-3x" (RW-Meta / best A&S in the paper's cells), "about 90% of the best
@@ -107,6 +109,7 @@ PAPER = {
 }
 PAPER_ROUNDING = 0.005  # the paper reports two decimals
 LOW_MID_PRIVACY = (1.0, 0.5)  # "negative static regret at low and medium privacy"
+PAPER_TITLE = "Prediction with expert advice under LDP"  # the paper's short title, for figures
 SE_WIN = 2.0  # a cell is won / lost when the difference exceeds 2 SE of the difference
 
 UNIT_PROTECTS = {
@@ -414,19 +417,19 @@ def _row(state: str, r, reading: Reading, mu: float, eta_inf: float) -> dict[str
     paper = PAPER.get((state, float(mu)))
     finite = math.isfinite(mu)
     eta = _sensitivity(reading.ldp, n) / mu if finite else eta_inf
-    if finite:
-        cov = r["meta"]["covariance"][cell["i"]]
-        ratio = np.maximum(np.asarray(lambda_max_ratio(cov, eta, T)), 0.0)
-        bound = float(
-            np.mean(regret_bound_meta(mu, T, m, n, ratio, sensitivity=_sensitivity(reading.ldp, n)))
-        )
-    else:
-        ratio, bound = np.asarray(math.nan), math.nan
+    # Theorem 3's bound; at mu = inf it is the non-private one (eta = 0: the data-dependent term
+    # lambda_max(Sigma*_T / (eta^2 T)) is 0 by definition, see lambda_max_ratio).
+    cov = r["meta"]["covariance"][cell["i"]]
+    ratio = np.maximum(np.asarray(lambda_max_ratio(cov, eta, T)), 0.0)
+    bound = float(
+        np.mean(regret_bound_meta(mu, T, m, n, ratio, sensitivity=_sensitivity(reading.ldp, n)))
+    )
     if finite:
         protects = reading.protects()
     else:
         protects = "nothing (mu = inf): " + _inf_text(eta_inf)
-    ftpl = _mean_se(cell["ftpl"]) if cell["ftpl"] is not None else (math.nan, math.nan)
+    # RW-FTPL over the hospitals is optional (--ftpl): not run -> empty cells (None), not NaN.
+    ftpl = _mean_se(cell["ftpl"]) if cell["ftpl"] is not None else (None, None)
     # RW-FTPL's decision rule as a learner on RW-Meta's shared release (no initial draw z_0).
     ftpl_learner = _mean_se(cell["learners"][:, list(r["labels"]).index("rw-ftpl")])
     row = {
@@ -671,7 +674,11 @@ def _mu_positions(mus) -> tuple[np.ndarray, list[str]]:
 
 
 def _readings_figure(rows, readings, states, mus, data_kind: str, title: str, paper: bool = True):
-    fig, axes = figure(len(readings), len(states), width=3.9, height=3.0)
+    """States (rows) x readings (columns): mean total gain per mu of each algorithm (+-2 SE
+    bars), the paper's values as unfilled stars at the same x as the series they belong to.
+    Series sit 0.2 apart within a mu so that neither bars nor stars print on each other; the
+    panels of one state share their y range so that readings compare at a glance."""
+    fig, axes = figure(len(readings), len(states), width=4.3, height=3.1)
     x, ticks = _mu_positions(mus)
     series = (
         ("rw_meta", "RW-Meta (LDP)", 0),
@@ -686,32 +693,29 @@ def _readings_figure(rows, readings, states, mus, data_kind: str, title: str, pa
         "paper_best_linear_model",
     )
     paper_names = ("RW-Meta", "A&S Min Noise", "A&S Min Regret", "best linear model")
+    spacing = 0.2
     for si, state in enumerate(states):
+        row_values = []
         for ri, reading in enumerate(readings):
             ax = axes[si, ri]
             cells = {
                 r["mu"]: r for r in rows if r["state"] == state and r["reading"] == reading.title
             }
-            values = []
             for (key, name, k), pkey, pname in zip(series, paper_keys, paper_names, strict=True):
+                xs = x + spacing * (k - 1.5)
                 mean = np.asarray([cells[m][key] for m in mus])
                 se = np.asarray([cells[m][key + "_se"] for m in mus])
                 mean_bars(
-                    ax,
-                    x + 0.06 * (k - 1.5),
-                    mean,
-                    se,
-                    label=name,
-                    color=PALETTE[k],
-                    marker=MARKERS[k],
-                    ls="none",
+                    ax, xs, mean, se, label=name, color=PALETTE[k], marker=MARKERS[k], ls="none"
                 )
-                values += [mean - 2 * se, mean + 2 * se]
-                px = [x[j] + 0.06 * (k - 1.5) for j, m in enumerate(mus) if cells[m][pkey]]
-                py = [cells[m][pkey] for m in mus if cells[m][pkey]]
-                if px:
-                    paper_markers(ax, px, py, label=f"paper: {pname}", color=PALETTE[k])
-                    values.append(py)
+                row_values += [mean - 2 * se, mean + 2 * se]
+                cited = [j for j, m in enumerate(mus) if cells[m][pkey] is not None]
+                if cited:
+                    py = [cells[mus[j]][pkey] for j in cited]
+                    paper_markers(
+                        ax, xs[cited], py, label=f"paper: {pname}", color=PALETTE[k], markersize=7.5
+                    )
+                    row_values.append(py)
             any_row = cells[mus[0]]
             ax.axhline(
                 any_row["best_fixed_hospital"],
@@ -721,13 +725,14 @@ def _readings_figure(rows, readings, states, mus, data_kind: str, title: str, pa
                 label="best static hospital",
             )
             ax.axhline(any_row["uniform"], color="0.6", ls=":", lw=1, label="uniform play")
-            values += [[any_row["best_fixed_hospital"], any_row["uniform"], 0.0]]
-            fit_ylim(ax, values)
+            row_values += [[any_row["best_fixed_hospital"], any_row["uniform"], 0.0]]
             ax.set_xticks(x, ticks)
-            ax.set_xlim(x[0] - 0.4, x[-1] + 0.4)
+            ax.set_xlim(x[0] - 0.5, x[-1] + 0.5)
             ax.set_xlabel("mu (privacy level; inf = none)")
             ax.set_ylabel("mean total gain")
             ax.set_title(f"{state} (n={any_row['n']}): {reading.title}")
+        for ax in axes[si]:
+            fit_ylim(ax, row_values)
     figure_legend(fig, axes, ncols=4)
     caption(
         fig,
@@ -744,8 +749,18 @@ def _readings_figure(rows, readings, states, mus, data_kind: str, title: str, pa
     return fig
 
 
-def _dynamics_figure(sweep_rows, readings, mus, default_adv: float, state: str, data_kind: str):
+def _dynamics_figure(sweep_rows, readings, mus, table_h: float, state: str, data_kind: str):
+    """RW-Meta / best A&S against the swept wave heterogeneity, per reading and mu.
+
+    The x axis is the swept setting itself (distinct by construction); the clean tracking
+    advantage it yields is printed under each tick (two settings can give the same advantage,
+    so the advantage cannot be the axis). Error bars, dodged per mu, instead of bands: the
+    bands of the three mu levels overlap."""
     finite = [m for m in mus if math.isfinite(m)]
+    hs = sorted({r["wave_heterogeneity"] for r in sweep_rows})
+    adv = {r["wave_heterogeneity"]: r["clean_tracking_advantage"] for r in sweep_rows}
+    span = (hs[-1] - hs[0]) or 1.0
+    dodge = 0.018 * span
     fig, axes = figure(len(readings), 1, width=3.9, height=3.6)
     for ri, reading in enumerate(readings):
         ax = axes[0, ri]
@@ -753,36 +768,42 @@ def _dynamics_figure(sweep_rows, readings, mus, default_adv: float, state: str, 
         for k, mu in enumerate(finite):
             sel = sorted(
                 (r for r in sweep_rows if r["reading"] == reading.title and r["mu"] == mu),
-                key=lambda r: r["clean_tracking_advantage"],
+                key=lambda r: r["wave_heterogeneity"],
             )
-            a = np.asarray([r["clean_tracking_advantage"] for r in sel])
+            h = np.asarray([r["wave_heterogeneity"] for r in sel])
             q = np.asarray([r["ratio_meta_best_as"] for r in sel])
             se = np.asarray([r["ratio_meta_best_as_se"] for r in sel])
-            mean_band(
+            _, lo, hi = mean_bars(
                 ax,
-                a,
+                h + dodge * (k - (len(finite) - 1) / 2),
                 q,
                 se,
                 label=f"mu = {mu:g}",
                 color=PALETTE[k],
                 marker=MARKERS[k],
                 ls=LINESTYLES[k % len(LINESTYLES)],
+                lw=1,
             )
-            values += [q - 2 * se, q + 2 * se]
+            values += [lo, hi]
         ax.axhline(1.0, color="black", lw=1.2, label="break-even (RW-Meta = best A&S)")
-        ax.axvline(default_adv, color="0.5", ls=":", lw=1, label="default stand-in")
+        if hs[0] <= table_h <= hs[-1]:
+            ax.axvline(table_h, color="0.5", ls=":", lw=1, label="default stand-in")
         fit_ylim(ax, values)
-        ax.set_xlabel("clean tracking advantage\n(best clean learner / best static hospital)")
-        ax.set_ylabel("RW-Meta / best A&S (mean total gain)")
+        ax.set_xlim(hs[0] - 0.08 * span, hs[-1] + 0.08 * span)
+        ax.set_xticks(hs, [f"{h:g}\n[{adv[h]:.2f}]" for h in hs])
+        ax.set_xlabel("wave heterogeneity of the stand-in\n[clean tracking advantage]")
+        ax.set_ylabel("RW-Meta / best A&S\n(ratio of mean total gains)")
         ax.set_title(reading.title)
     figure_legend(fig, axes, ncols=3)
     caption(
         fig,
         data=data_kind,
         unit=UNITS_CAPTION,
-        title=f"When does LDP (RW-Meta) beat CDP (A&S)? Stand-in {state}, sweep over "
-        "how much waves reorder hospitals",
-        note=se_note("bands") + " Above the black line RW-Meta wins.",
+        title=f"When does LDP (RW-Meta) beat CDP (A&S)? Stand-in {state}, sweep over how much "
+        f"waves reorder hospitals (beyond {PAPER_TITLE})",
+        note="x: the sd of the log per-hospital, per-wave amplitudes of the stand-in; in "
+        "brackets the clean tracking advantage it gives (best clean learner / best static "
+        "hospital). " + se_note("error bars") + " Above the black line RW-Meta wins.",
     )
     return fig
 
@@ -825,7 +846,8 @@ def _curves_figure(results, reading: Reading, mus, data_kind: str):
         fig,
         data=data_kind,
         unit=f"{reading.title}: {reading.protects()}",
-        title="COVID hospital task: mean cumulative gain (headline reading)",
+        title=f"COVID hospital task ({PAPER_TITLE}, Sec. 6): mean cumulative gain "
+        "(headline reading)",
         note=se_note("bands"),
     )
     return fig
@@ -858,7 +880,7 @@ def _data_figure(results: dict[str, dict], data_kind: str):
         fig,
         data=data_kind,
         unit="none (the gains themselves, no noise)",
-        title="Gains: COVID inpatients / inpatient beds",
+        title=f"Gains of the COVID task ({PAPER_TITLE}): COVID inpatients / inpatient beds",
     )
     return fig
 
@@ -1024,6 +1046,8 @@ def run(ctx: RunContext) -> ExperimentResult:
             ("rw_ftpl", "RW-FTPL"),
             ("best_learner_in_run", "best learner in run"),
         ):
+            if row[key] is None:  # not run (RW-FTPL without --ftpl): no row
+                continue
             long_rows.append(
                 {
                     "reading": row["reading"],
@@ -1091,7 +1115,8 @@ def run(ctx: RunContext) -> ExperimentResult:
             list(results),
             mus,
             data_kind,
-            "Paper 000's COVID table under each privacy-unit reading (mean total gain)",
+            f"The COVID table of {PAPER_TITLE} under each privacy-unit reading "
+            "(mean total gain)",
         ),
         "covid_cumulative_gain": _curves_figure(results, headline, mus, data_kind),
         "covid_data": _data_figure(results, data_kind),
@@ -1101,7 +1126,7 @@ def run(ctx: RunContext) -> ExperimentResult:
             sweep_rows,
             readings,
             mus,
-            _default_advantage(sweep_rows, table_h),
+            table_h,
             sweep_state,
             "SYNTHETIC stand-in (not real data)",
         )
@@ -1170,16 +1195,6 @@ def run(ctx: RunContext) -> ExperimentResult:
     )
 
 
-def _default_advantage(sweep_rows, table_h: float) -> float:
-    at = [r["clean_tracking_advantage"] for r in sweep_rows if r["wave_heterogeneity"] == table_h]
-    if at:
-        return float(at[0])
-    hs = np.asarray([r["wave_heterogeneity"] for r in sweep_rows])
-    adv = np.asarray([r["clean_tracking_advantage"] for r in sweep_rows])
-    order = np.argsort(hs)
-    return float(np.interp(table_h, hs[order], adv[order]))
-
-
 EXPERIMENT = Experiment(
     name=NAME,
     description="Paper 000's COVID table under each privacy unit: RW-Meta vs Agarwal & Singh, "
@@ -1223,7 +1238,7 @@ EXPERIMENT = Experiment(
             str,
             "auto",
             "RW-FTPL over the hospitals (data-independent experts): 1 "
-            "run it, 0 skip it (its columns are NaN), auto: run it with --data or at paper "
+            "run it, 0 skip it (its columns are empty), auto: run it with --data or at paper "
             "size",
             choices=("auto", "0", "1"),
         ),

@@ -68,18 +68,20 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return _jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        # NaN is a failed computation, kept apart from None (not run / not applicable: null)
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, Path):
         return str(value)
     return value
 
 
 def _csv_cell(value: Any) -> Any:
+    """A CSV cell: NaN (a failed computation) as ``nan``; None (not run) as an empty cell."""
     value = _jsonable(value)
     if isinstance(value, float):
         return repr(value)
     if value is None:
-        return "nan"
+        return ""
     return value
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -185,7 +186,8 @@ def format_verdict_table(rows: Sequence[dict[str, Any] | Verdict]) -> str:
     """A fixed-width text table of verdict rows (``ldpjax reproduce`` prints it last).
 
     Columns: experiment, status, claim, ours, paper, tolerance; a row's ``reason`` follows on
-    its own indented line. Long claims are cut at 60 characters (the JSON keeps them whole).
+    its own indented line. Long claims wrap onto continuation lines under the claim column (no
+    claim is cut: two claims that differ only at their end stay distinguishable).
     """
     rows = verdict_table(rows)
     if not rows:
@@ -203,10 +205,11 @@ def format_verdict_table(rows: Sequence[dict[str, Any] | Verdict]) -> str:
         text = " ".join(str(text or "").split())
         return text if len(text) <= width else text[: width - 3] + "..."
 
+    claims = [textwrap.wrap(" ".join(str(r["claim"] or "").split()), 60) or [""] for r in rows]
     cells = [
-        (cut(r["experiment"], 28), str(r["status"]), cut(r["claim"], 60), num(r["ours"]),
+        (cut(r["experiment"], 28), str(r["status"]), claim[0], num(r["ours"]),
          num(r["paper"]), num(r["tolerance"]))
-        for r in rows
+        for r, claim in zip(rows, claims, strict=True)
     ]
     head = ("experiment", "status", "claim", "ours", "paper", "tolerance")
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
@@ -217,8 +220,9 @@ def format_verdict_table(rows: Sequence[dict[str, Any] | Verdict]) -> str:
                          for v, w, r in zip(values, widths, right, strict=True)).rstrip()
 
     out = [line(head), line(["-" * w for w in widths])]
-    for row, cell in zip(rows, cells, strict=True):
+    for row, cell, claim in zip(rows, cells, claims, strict=True):
         out.append(line(cell))
+        out.extend(line(("", "", more, "", "", "")) for more in claim[1:])
         if row.get("reason"):
             out.append(" " * (widths[0] + 2) + "why: " + " ".join(str(row["reason"]).split()))
     counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}

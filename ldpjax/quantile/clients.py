@@ -16,14 +16,19 @@ Families (location ``loc``, scale ``scale`` > 0):
 * ``uniform``: U(loc - scale, loc + scale) (the authors' ``U(mu - 1, mu + 1)`` at scale 1);
 * ``cauchy``:  Cauchy(loc, scale);
 * ``laplace``: Laplace(loc, scale) (density exp(-|x - loc| / scale) / (2 scale));
-* ``records``: resample with replacement from a given array (real data); the CDF is the
-  empirical CDF of that array. ``loc``/``scale`` are unused for records clients.
+* ``records``: a given array of real records; the CDF is the empirical CDF of that array.
+  ``loc``/``scale`` are unused for records clients. The quantile algorithms read a client's
+  records **without replacement** (each record at most ``max_uses`` times, once by default;
+  see :mod:`ldpjax.quantile.record_stream`); :func:`sample` / :func:`sample_from_uniform`
+  draw from the empirical distribution *with* replacement, a simulation helper that releases
+  nothing and that no algorithm uses for records.
 
 Mixtures across clients (different families per client) are built by passing one family name
 per client to :func:`make_clients`.
 
 Sampling is by inverse CDF from one uniform per draw (:func:`sample_from_uniform`), so every
-family costs one uniform and clients of different families share the draw. Uniforms are lifted
+family costs one uniform and clients of different families share the draw. A parametric draw
+is a fresh simulated record each time (no record is reused). Uniforms are lifted
 to [2^-24, 1) (float32 resolution), so a draw is never infinite: the normal is truncated at
 about 5.3 sd, the Cauchy at about 5e6 scales.
 
@@ -58,21 +63,36 @@ _UNIFORM_FLOOR = 2.0**-24
 
 
 class RecordSet:
-    """Static holder of the records of every client: sorted rows padded with +inf.
+    """Static holder of the records of every client, padded to a common width.
 
-    Hashable by content (SHA-256), so it can be static metadata of a pytree and a jit cache key.
+    Attributes:
+      values: (K, width) each client's records sorted, padded with +inf (CDFs, quantiles).
+      stream: (K, width) the records in their input order, padded with NaN: what the
+        algorithms read, by position, without replacement (an order that never depends on the
+        values; :mod:`ldpjax.quantile.record_stream`).
+      counts: (K,) n_k.
+      max_uses: the most times any record may be reported (1: each record once).
+
+    Hashable by content (SHA-256 of both arrays, the counts and ``max_uses``), so it can be
+    static metadata of a pytree and a jit cache key.
     """
 
-    def __init__(self, rows: Sequence[ArrayLike]):
-        arrays = [np.sort(np.asarray(r, dtype=np.float64).ravel()) for r in rows]
+    def __init__(self, rows: Sequence[ArrayLike], max_uses: int = 1):
+        arrays = [np.asarray(r, dtype=np.float64).ravel() for r in rows]
         counts = np.array([a.size for a in arrays], dtype=np.int64)
         width = int(counts.max()) if counts.size else 0
         padded = np.full((len(arrays), width), np.inf, dtype=np.float64)
+        stream = np.full((len(arrays), width), np.nan, dtype=np.float64)
         for k, a in enumerate(arrays):
-            padded[k, : a.size] = a
+            padded[k, : a.size] = np.sort(a)
+            stream[k, : a.size] = a
         self.values = padded
+        self.stream = stream
         self.counts = counts
-        digest = hashlib.sha256(padded.tobytes() + counts.tobytes()).hexdigest()
+        self.max_uses = int(max_uses)
+        digest = hashlib.sha256(
+            padded.tobytes() + stream.tobytes() + counts.tobytes() + str(self.max_uses).encode()
+        ).hexdigest()
         self.digest = digest
 
     def __hash__(self) -> int:
@@ -84,7 +104,7 @@ class RecordSet:
     def __repr__(self) -> str:
         return (
             f"RecordSet(clients={len(self.counts)}, max_records={self.values.shape[1]}, "
-            f"sha256={self.digest[:16]})"
+            f"max_uses={self.max_uses}, sha256={self.digest[:16]})"
         )
 
 
@@ -167,11 +187,30 @@ def make_clients(
     return Clients(loc=loc, scale=scale, families=tuple(names), records=None)
 
 
-def record_clients(records: Sequence[ArrayLike]) -> Clients:
-    """Clients that resample (with replacement) their own array of records (real data).
+def record_clients(records: Sequence[ArrayLike], *, max_uses: int = 1) -> Clients:
+    """Clients that hold real records, read **without replacement** by the algorithms.
+
+    Client k's reports read its records in a fresh pseudo-random order each run (an order that
+    depends on the key and on the records' positions, never on their values), one pass after
+    another: with n_k records, a stream of R reports reads each record at most
+    m_k = ceil(R / n_k) times (:mod:`ldpjax.quantile.record_stream`).
 
     Args:
       records: K one-dimensional arrays of finite values (lengths may differ, each >= 1).
+      max_uses: the most times any record may be reported (static integer >= 1). The default 1
+        reports every record at most once, so the per-record claim is the single-use one
+        (eps_k = log((1 + r_k) / (1 - r_k)) for randomized response): the release to use on
+        real data. A stream longer than n_k is then a ``ValueError``. With ``max_uses=m`` a
+        stream of up to m n_k reports runs and the algorithms' ``privacy_event`` composes the
+        m_k <= m uses (randomized response: m_k eps_k); reuse costs privacy linearly in m_k.
+
+    Raises:
+      ValueError: no client, an empty or non-finite array, or ``max_uses`` not an integer >= 1.
+
+    Example:
+      >>> c = record_clients([[1.0, 2.0, 3.0], [5.0]], max_uses=2)
+      >>> c.records.counts.tolist(), c.records.max_uses
+      ([3, 1], 2)
     """
     rows = [np.asarray(r, dtype=np.float64).ravel() for r in records]
     _check_num_clients(len(rows))
@@ -179,13 +218,15 @@ def record_clients(records: Sequence[ArrayLike]) -> Clients:
         if row.size == 0:
             raise ValueError(f"records[{k}] must hold at least one value; got an empty array")
         v.check_range(f"records[{k}]", row, -np.inf, np.inf, low_open=True, high_open=True)
+    if isinstance(max_uses, bool) or not isinstance(max_uses, (int, np.integer)) or max_uses < 1:
+        raise ValueError(f"max_uses must be an integer >= 1 (the most uses of any record); got {max_uses!r}")
     k = len(rows)
     dtype = jnp.result_type(float)
     return Clients(
         loc=jnp.zeros((k,), dtype),
         scale=jnp.ones((k,), dtype),
         families=(RECORDS,) * k,
-        records=RecordSet(rows),
+        records=RecordSet(rows, max_uses),
     )
 
 
@@ -269,6 +310,10 @@ def uniform_draws(key: PRNGKey, shape: Sequence[int], dtype=None) -> Array:
 def sample_from_uniform(clients: Clients, u: ArrayLike, client_index: ArrayLike | None = None) -> Array:
     """Transform uniforms into data draws by inverse CDF.
 
+    For records clients this is the inverse of the empirical CDF: a draw *with* replacement.
+    The algorithms do not use it for records (they read the records without replacement,
+    :func:`ldpjax.quantile.record_stream.stream_records`).
+
     Args:
       clients: the client distributions.
       u: uniforms in (0, 1). Without ``client_index`` the last axis is the client axis (K).
@@ -302,7 +347,8 @@ def sample_from_uniform(clients: Clients, u: ArrayLike, client_index: ArrayLike 
 def sample(key: PRNGKey, clients: Clients, shape: Sequence[int] = ()) -> Array:
     """Draws from every client: an array of shape ``shape + (K,)``.
 
-    Pure function of ``key`` (inverse-CDF sampling from one uniform per draw).
+    Pure function of ``key`` (inverse-CDF sampling from one uniform per draw; records clients:
+    iid draws from the empirical distribution, with replacement — a simulation helper).
     """
     u = uniform_draws(key, tuple(shape) + (clients.num_clients,))  # data sampling
     return sample_from_uniform(clients, u)

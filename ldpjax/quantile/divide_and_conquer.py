@@ -41,7 +41,13 @@ from ldpjax.quantile.clients import uniform_draws
 from ldpjax.quantile.inference import inference_init, inference_update, inference_variance
 from ldpjax.quantile.mechanism import client_reports, debiased_increment
 from ldpjax.quantile.params import QuantileParams, params_valid
-from ldpjax.quantile.record_stream import check_stream, fail_closed, stream_caps, stream_records, stream_seed
+from ldpjax.quantile.record_stream import (
+    check_stream,
+    fail_closed,
+    stream_caps,
+    stream_records,
+    stream_seed,
+)
 from ldpjax.quantile.rounds import (
     PerClientBudget,
     RoundOutputs,

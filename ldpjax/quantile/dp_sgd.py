@@ -17,7 +17,7 @@ noise), as for randomized response. The calibration (a root solve) runs once per
 ``init``; the state keeps mu_k for the steps.
 
 Privacy claim (``privacy_event``): each record is used once, by its own client, in one Gaussian
-release, so ``ParallelEvent(GaussianEvent(mu_k) for k)`` (per record: mu_k-GDP, hence
+release (records clients: see Data below), so ``ParallelEvent(GaussianEvent(mu_k) for k)`` (per record: mu_k-GDP, hence
 (eps_k, delta)-DP). With ``granularity=g`` the releases take the float-safe granular path
 (rounded to g Z plus an exact discrete Gaussian) and the claim is
 ``ParallelEvent(DiscreteGaussianEvent ...)`` from ``ldpjax.mechanisms.granular_claim``.
@@ -29,6 +29,12 @@ simulation: its low-order bits depend on the subgradient (Mironov 2012; see
 
 Data: with ``config.exact_law`` (default) and parametric clients, the bit 1{x <= q} is drawn
 from its law, 1{u < F_k(q)} (one data uniform, no inverse CDF); otherwise x = F_k^-1(u).
+Records clients read their records without replacement (:mod:`ldpjax.quantile.record_stream`):
+t_T above a client's n_k records is a ``ValueError`` unless it opts into reuse
+(``record_clients(..., max_uses=m)``); then each record enters m_k = ceil(t_T / n_k) Gaussian
+releases and the claim composes them: ``ComposedEvent`` of m_k ``GaussianEvent(mu_k)``
+(exact: mu_k sqrt(m_k)-GDP), or of m_k discrete-Gaussian events on the granular path (zCDP
+adds: an upper bound). Parametric clients draw fresh records.
 
 Fail closed: traced invalid r or delta make mu_k NaN, so every release and the estimate are NaN.
 """
@@ -48,14 +54,23 @@ from ldpjax.engine import Algorithm
 from ldpjax.quantile.clients import client_cdf, sample_from_uniform, uniform_draws
 from ldpjax.quantile.inference import InferenceState
 from ldpjax.quantile.local_sgd import LocalSGDConfig
-from ldpjax.quantile.params import QuantileParams, validate_params
+from ldpjax.quantile.params import QuantileParams
+from ldpjax.quantile.record_stream import (
+    check_stream,
+    fail_closed,
+    per_client_claim,
+    stream_caps,
+    stream_records,
+)
 from ldpjax.quantile.rounds import (
     federated_finish,
     federated_init,
     masked_local_steps,
     privacy_keys,
     round_clock,
+    round_start,
     split_round_key,
+    stream_contract,
     uses_exact_law,
 )
 from ldpjax.types import Array, ArrayLike
@@ -71,12 +86,14 @@ class DPSGDState(NamedTuple):
       round: number of completed rounds.
       stats: online inference sums.
       mu: (K,) calibrated GDP parameters mu_k (from params, computed once in ``init``).
+      order: uint32 (2,) seed of the run's record order (records clients; zeros otherwise).
     """
 
     iterate: Array
     round: Array
     stats: InferenceState
     mu: Array
+    order: Array
 
 
 def dp_sgd_mu(r: ArrayLike, delta: ArrayLike) -> Array:
@@ -133,36 +150,9 @@ def dp_sgd(config: LocalSGDConfig, *, granularity: float | None = None) -> Algor
         mechanisms.rounded_sensitivity(SENSITIVITY, granularity, 1)  # validates the power of two
     table = np.asarray(config.local_steps, dtype=np.int32)
     max_steps = int(table.max())
+    reports = int(table.sum())  # per client
 
-    def init(params: QuantileParams, key) -> DPSGDState:
-        base = federated_init(params, key)
-        mu = dp_sgd_mu(params.r, params.delta).astype(base.iterate.dtype)
-        return DPSGDState(base.iterate, base.round, base.stats, mu)
-
-    def step(params: QuantileParams, state: DPSGDState, inputs, key):
-        k = params.r.shape[-1]
-        dtype = state.iterate.dtype
-        local_steps, step_lr = round_clock(table, state.round, params, dtype)
-        data_key, privacy_key = split_round_key(key)
-        data_u = uniform_draws(data_key, (max_steps, k), dtype)
-        keys = privacy_keys(privacy_key, max_steps)
-        exact = uses_exact_law(config.exact_law, params)
-
-        def update(j, q):
-            if exact:
-                below = data_u[j] < client_cdf(params.clients, q)  # 1{x <= q} from its law
-            else:
-                below = sample_from_uniform(params.clients, data_u[j]) <= q
-            subgradient = below.astype(dtype) - params.tau
-            release = mechanisms.gaussian_mechanism(
-                keys[j], subgradient, SENSITIVITY, state.mu, granularity=granularity
-            )
-            return q - step_lr * release
-
-        q = masked_local_steps(update, jnp.broadcast_to(state.iterate, (k,)), max_steps, local_steps)
-        return federated_finish(params, state, q, local_steps)
-
-    def privacy_event(params: QuantileParams):
+    def event_of(params: QuantileParams, uses):
         mu = dp_sgd_mu(params.r, params.delta)
         if granularity is None:
             parts = tuple(mechanisms.GaussianEvent(mu[..., i]) for i in range(mu.shape[-1]))
@@ -170,9 +160,47 @@ def dp_sgd(config: LocalSGDConfig, *, granularity: float | None = None) -> Algor
             parts = tuple(
                 mechanisms.granular_claim(SENSITIVITY, mu[..., i], granularity, 1) for i in range(mu.shape[-1])
             )
-        return mechanisms.ParallelEvent(parts)
+        return per_client_claim(parts, uses)
 
-    return Algorithm(init, step, validate=validate_params, privacy_event=privacy_event)
+    validate, privacy_event = stream_contract(reports, event_of)
+
+    def init(params: QuantileParams, key) -> DPSGDState:
+        check_stream(params.clients, reports)  # static: records clients vs the budget
+        base = federated_init(params, key)
+        mu = dp_sgd_mu(params.r, params.delta).astype(base.iterate.dtype)
+        return DPSGDState(base.iterate, base.round, base.stats, mu, base.order)
+
+    def step(params: QuantileParams, state: DPSGDState, inputs, key):
+        k = params.r.shape[-1]
+        dtype = state.iterate.dtype
+        local_steps, step_lr = round_clock(table, state.round, params, dtype)
+        data_key, privacy_key = split_round_key(key)
+        keys = privacy_keys(privacy_key, max_steps)
+        exact = uses_exact_law(config.exact_law, params)
+        records = params.clients.records is not None
+        if records:  # the next records of each client's stream, without replacement
+            position = round_start(table, state.round) + jnp.arange(max_steps, dtype=jnp.int32)[:, None]
+            x = stream_records(params.clients, state.order, position, caps=stream_caps(params.clients, reports), dtype=dtype)
+        else:
+            data_u = uniform_draws(data_key, (max_steps, k), dtype)
+
+        def update(j, q):
+            if records:
+                below = x[j] <= q
+            elif exact:
+                below = data_u[j] < client_cdf(params.clients, q)  # 1{x <= q} from its law
+            else:
+                below = sample_from_uniform(params.clients, data_u[j]) <= q
+            subgradient = below.astype(dtype) - params.tau
+            release = mechanisms.gaussian_mechanism(
+                keys[j], subgradient, SENSITIVITY, state.mu, granularity=granularity
+            )
+            return q - step_lr * (fail_closed(release, x[j]) if records else release)
+
+        q = masked_local_steps(update, jnp.broadcast_to(state.iterate, (k,)), max_steps, local_steps)
+        return federated_finish(params, state, q, local_steps)
+
+    return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 
 __all__ = ["DPSGDState", "SENSITIVITY", "dp_sgd", "dp_sgd_mu", "gaussian_noise_scales"]

@@ -15,6 +15,10 @@ Each algorithm owns its step in its own module; this module holds only the piece
   the batch size, chunking or number of devices, also in float64);
 * :func:`split_round_key` / :func:`privacy_keys` — the round key split into a data key and
   privacy-layer keys (no noise is drawn here: that is :mod:`ldpjax.mechanisms`' job);
+* :func:`round_start` — the number of reports a client made before a round (where a records
+  client's stream stands; :mod:`ldpjax.quantile.record_stream`);
+* :func:`stream_contract` — ``validate`` and ``privacy_event`` that also check a records
+  client's stream against its records and compose the uses;
 * :func:`randomized_response_event` — the per-record claim of the randomized-response methods.
 """
 
@@ -36,7 +40,13 @@ from ldpjax.quantile.inference import (
     inference_update,
     inference_variance,
 )
-from ldpjax.quantile.params import QuantileParams, params_valid
+from ldpjax.quantile.params import QuantileParams, params_valid, validate_params
+from ldpjax.quantile.record_stream import (
+    check_stream,
+    per_client_claim,
+    stream_seed,
+    uses_per_record,
+)
 from ldpjax.quantile.schedules import learning_rate
 from ldpjax.types import Array, PRNGKey
 
@@ -75,11 +85,13 @@ class RoundState(NamedTuple):
         methods; the (K,) client iterates for DC (no communication).
       round: number of completed rounds.
       stats: online inference sums (scalar leaves for the federated estimate; (K,) for DC).
+      order: uint32 (2,) seed of the run's record order (records clients; zeros otherwise).
     """
 
     iterate: Array
     round: Array
     stats: InferenceState
+    order: Array
 
 
 class RoundOutputs(NamedTuple):
@@ -164,9 +176,20 @@ def masked_local_steps(
 
 
 def federated_init(params: QuantileParams, key) -> RoundState:
-    """Shared iterate q_0 (NaN for traced invalid params), round 0, empty inference sums."""
+    """Shared iterate q_0 (NaN for traced invalid params), round 0, empty inference sums, and
+    the record-order seed drawn from ``key`` (records clients)."""
     start = v.valid_or_nan(params_valid(params), params.init)
-    return RoundState(start, jnp.zeros((), jnp.int32), inference_init((), start.dtype))
+    order = stream_seed(params.clients, key)
+    return RoundState(start, jnp.zeros((), jnp.int32), inference_init((), start.dtype), order)
+
+
+def round_start(table: np.ndarray, round_index: Array) -> Array:
+    """Reports per client before the 0-based round ``round_index``: E_1 + ... + E_m (rounds
+    past the table repeat its last E, as :func:`round_clock` does)."""
+    starts = np.concatenate([[0], np.cumsum(table)[:-1]]).astype(np.int32)
+    last = table.size - 1
+    m = jnp.minimum(round_index, last)
+    return jnp.asarray(starts)[m] + jnp.maximum(round_index - last, 0) * int(table[-1])
 
 
 def federated_finish(params: QuantileParams, state, q: Array, local_steps: Array) -> tuple:
@@ -185,12 +208,47 @@ def uses_exact_law(config_exact_law: bool, params: QuantileParams) -> bool:
     return bool(config_exact_law) and params.clients.records is None
 
 
-def randomized_response_event(params: QuantileParams):
-    """ParallelEvent over clients of RandomizedResponseEvent(r_k): each record is used once,
-    by its own client, and only its randomized bit is released."""
+def randomized_response_event(params: QuantileParams, uses=None):
+    """The per-record claim of the randomized-response methods.
+
+    ``ParallelEvent`` over clients (each record belongs to one client) of
+    ``RandomizedResponseEvent(r_k)`` when each record is reported once, or of
+    ``ComposedEvent((RandomizedResponseEvent(r_k),) * m_k)`` when a records client's record is
+    reported m_k times (``uses``, from :func:`~ldpjax.quantile.record_stream.uses_per_record`):
+    m_k uses are an m_k-fold sequential composition, pure eps = m_k log((1 + r_k)/(1 - r_k)).
+    Only the randomized bits are released.
+    """
     r = jnp.asarray(params.r)
     k = r.shape[-1]
-    return mechanisms.ParallelEvent(tuple(mechanisms.RandomizedResponseEvent(r[..., i]) for i in range(k)))
+    return per_client_claim(tuple(mechanisms.RandomizedResponseEvent(r[..., i]) for i in range(k)), uses)
+
+
+def stream_contract(reports, event_of) -> tuple[Callable, Callable]:
+    """``(validate, privacy_event)`` of an algorithm whose clients report ``reports`` times.
+
+    Args:
+      reports: reports per client, an int (the same for every client) or a function of the
+        concrete params giving one count per client.
+      event_of: ``event_of(params, uses) -> event`` with ``uses`` the m_k of each records
+        client (``None`` for parametric clients).
+
+    Both raise ``ValueError`` when a records client's stream is longer than its records allow
+    (:func:`~ldpjax.quantile.record_stream.check_stream`).
+    """
+
+    def count(params):
+        return reports(params) if callable(reports) else reports
+
+    def validate(params: QuantileParams, inputs=None) -> None:
+        validate_params(params, inputs)
+        check_stream(params.clients, count(params))
+
+    def privacy_event(params: QuantileParams):
+        n = count(params)
+        check_stream(params.clients, n)
+        return event_of(params, uses_per_record(params.clients, n))
+
+    return validate, privacy_event
 
 
 __all__ = [
@@ -204,7 +262,9 @@ __all__ = [
     "privacy_keys",
     "randomized_response_event",
     "round_clock",
+    "round_start",
     "split_round_key",
+    "stream_contract",
     "uses_exact_law",
     "weighted_sum",
 ]

@@ -4,7 +4,9 @@ promises (tables, figures, summary), with its checks passing."""
 from __future__ import annotations
 
 import json
+import math
 
+import numpy as np
 import pytest
 
 from ldpjax.experiments import get_experiment, run_experiment
@@ -50,6 +52,25 @@ def test_experiment_runs_at_a_tiny_size(tmp_path):
     for row in result.tables["privacy"]:
         # amplification never makes things worse than plain mu-GDP
         assert row["delta_analytic@eps=1"] <= row["delta_plain@eps=1"] + 1e-7
+    # NaN would mean a failed computation: "not applicable" is None or no row at all
+    nan_cells = [(name, key) for name, rows in result.tables.items() for row in rows
+                 for key, value in row.items()
+                 if isinstance(value, (float, np.floating)) and math.isnan(value)]
+    assert nan_cells == []
+    regret = result.tables["regret"]
+    assert all(1.0 <= r["mean_batch_length"] <= r["T"] for r in regret)  # at every checkpoint
+    batches = result.tables["batch_sizes"]
+    assert all("analytic_worst_case_median" not in r for r in batches)
+    analytic = [r for r in batches if r["source"].startswith("analytic")]
+    assert [r["t"] for r in analytic] == sorted({r["t"] for r in batches})
+    assert all(r["q10"] <= r["median_batch"] <= r["q90"] for r in analytic)
+    # the privacy figures carry a Monte Carlo / analytic panel under each curve panel
+    delta = result.figures["privacy_delta"]
+    assert len(delta.axes) == 2 * len(TINY["privacy_experts"]) * len(TINY["privacy_rounds"])
+    assert any(ax.get_ylabel() == "MC / analytic delta" for ax in delta.axes)
+    for fig in result.figures.values():
+        text = " ".join(t.get_text() for t in fig.texts)
+        assert "paper 000" not in text.lower()
     verdicts = {v["claim"]: v for v in run["extra"]["verdicts"]}
     bound = next(v for c, v in verdicts.items() if c.startswith("RW-AdaBatch regret <="))
     assert bound["status"] == "reproduced" and bound["ours"] <= 1.0

@@ -18,7 +18,7 @@ from ldpjax.experiments import experts_covid as E
 from ldpjax.experiments.base import get_experiment
 from ldpjax.experiments.runner import run_experiment
 from ldpjax.experts.learners import evaluate_learners, paper_learners
-from tests.test_figures import _check_figure
+from tests.test_figures import _check_figure, strict_problems
 
 TINY = {
     "states": ("NM",),
@@ -214,11 +214,55 @@ def test_figures_are_labelled_and_readable(tiny):
     problems = []
     for name, fig in result.figures.items():
         problems += _check_figure("experts-covid", name, fig)
+        problems += strict_problems(f"experts-covid/{name}", fig)  # legends, paper stars
         text = " ".join(t.get_text() for t in fig.texts)
         assert "Privacy unit:" in text
+        assert "Prediction with expert advice under LDP" in text or name == "covid_real_extract"
+        assert "paper 000" not in text.lower()  # the paper's title, not its number
     assert not problems, "\n".join(problems)
     ax = result.figures["covid_dynamics"].axes[0]
     assert any(abs(line.get_ydata()[0] - 1.0) < 1e-12 for line in ax.lines)  # break-even line
+
+
+def test_dynamics_figure_is_drawn_against_the_swept_setting(tiny):
+    """x = the wave heterogeneity (distinct by construction; two settings can give the same
+    clean tracking advantage), the advantage under each tick; dodged error bars, no bands."""
+    from matplotlib.collections import PolyCollection
+
+    result, _, _ = tiny
+    dyn = result.tables["covid_dynamics"]
+    for ax in result.figures["covid_dynamics"].axes:
+        hs = sorted({r["wave_heterogeneity"] for r in dyn})
+        assert list(ax.get_xticks()) == pytest.approx(hs)
+        labels = [t.get_text() for t in ax.get_xticklabels()]
+        adv = {r["wave_heterogeneity"]: r["clean_tracking_advantage"] for r in dyn}
+        assert labels == [f"{h:g}\n[{adv[h]:.2f}]" for h in hs]
+        assert not any(isinstance(c, PolyCollection) for c in ax.collections)
+        assert ax.containers  # error bars
+
+
+def test_nan_only_where_a_computation_failed(tiny):
+    """Not run / not applicable is None (an empty cell) or no row at all; NaN would mean a
+    computation failed, and none does here."""
+    result, _, has_real = tiny
+    nan_cells = [
+        (name, i, key)
+        for name, rows in result.tables.items()
+        for i, row in enumerate(rows)
+        for key, value in row.items()
+        if isinstance(value, (float, np.floating)) and math.isnan(value)
+    ]
+    assert nan_cells == []
+    panels = ["covid_summary"] + (["covid_real_extract"] if has_real else [])
+    for name in panels:
+        for row in result.tables[name]:
+            # RW-FTPL over the hospitals is not run on the stand-in by default (--ftpl auto)
+            assert row["rw_ftpl"] is None and row["rw_ftpl_se"] is None
+            # Theorem 3's bound exists at mu = inf too (the non-private one, lambda term 0)
+            assert math.isfinite(row["theorem3_bound"]) and math.isfinite(row["lambda_ratio"])
+            if row["mu"] == math.inf:
+                assert row["lambda_ratio"] == 0.0
+    assert "RW-FTPL" not in {r["algorithm"] for r in result.tables["covid_gains"]}
 
 
 def test_real_data_panel_when_the_extract_exists(tiny):

@@ -40,8 +40,8 @@ def _gauss(mu, sens=1.0, g=None):
 
 # --------------------------------------------------------------------------- traced degenerate
 TRACED_NAN_CASES = {
-    "float mu overflows to inf": lambda: jax.jit(lambda a: _gauss(jnp.exp(a)))(100.0),
-    "granular mu overflows to inf": lambda: jax.jit(lambda a: _gauss(jnp.exp(a), g=2**-6))(100.0),
+    "float mu overflows to inf": lambda: jax.jit(lambda a: _gauss(jnp.exp(a)))(1000.0),
+    "granular mu overflows to inf": lambda: jax.jit(lambda a: _gauss(jnp.exp(a), g=2**-6))(1000.0),
     "float sensitivity 0": lambda: jax.jit(lambda s: _gauss(1.0, s))(0.0),
     "granular sensitivity 0": lambda: jax.jit(lambda s: _gauss(1.0, s, 2**-6))(0.0),
     "float sensitivity nan": lambda: jax.jit(lambda s: _gauss(1.0, s))(jnp.nan),
@@ -96,7 +96,7 @@ def test_simulate_honours_a_checked_inf_grid_point():
     assert np.all(np.isfinite(np.asarray(out.record.gain)))
     # the same rollout under the user's own jit (a traced inf): NaN state, not a clean one
     traced = jax.jit(lambda mu: rollout(alg, experts.FTPLParams(mu), make_key(0), inputs=gains)[0])
-    assert np.all(np.isnan(np.asarray(traced(jnp.exp(100.0)).noisy_total)))
+    assert np.all(np.isnan(np.asarray(traced(jnp.exp(jnp.asarray(1000.0))).noisy_total)))
 
 
 # --------------------------------------------------------------------------- low precision

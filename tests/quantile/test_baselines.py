@@ -6,6 +6,7 @@ import math
 
 import dp_accounting
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy import special
@@ -135,7 +136,7 @@ def test_single_counts_pooled_records(hete_runs):
 @pytest.mark.parametrize("exact_law", [False, True])
 def test_single_block_matches_numpy_transcription(exact_law):
     # Key schedule written out here: block key -> (data, privacy); data row 0 = owners,
-    # row 1 = values (sampling path only); one report uniform per record.
+    # row 1 = values (sampling path only); one 32-bit report word per record.
     clients = Q.make_clients(("normal", "cauchy"), loc=[0.0, 3.0])
     weights = np.array([0.3, 0.7])
     r = np.array([0.5, 0.9])
@@ -146,7 +147,7 @@ def test_single_block_matches_numpy_transcription(exact_law):
     state, out = algorithm.step(params, state, None, key)
     data_key, privacy_key = jax.random.split(key)
     u = np.asarray(jax.random.uniform(data_key, (1 if exact_law else 2, 2)), np.float64)
-    report_u = np.asarray(jax.random.uniform(privacy_key, (2,)), np.float64)
+    report_u = np.asarray(jax.random.bits(privacy_key, (2,), jnp.uint32), np.float64)
     owner = np.minimum(np.searchsorted(np.cumsum(weights), u[0] * weights.sum(), side="right"), 1)
     cdf = (lambda q: special.ndtr(q), lambda q: 0.5 + math.atan(q - 3.0) / math.pi)
     q = 1.0
@@ -154,11 +155,12 @@ def test_single_block_matches_numpy_transcription(exact_law):
     for j in range(2):
         k = owner[j]
         if exact_law:
-            report = report_u[j] < r[k] * (1 - cdf[k](q)) + (1 - r[k]) / 2
+            report = report_u[j] < np.ceil((r[k] * (1 - cdf[k](q)) + (1 - r[k]) / 2) * 2.0**32)
         else:
             uj = max(u[1, j], 2.0**-24)
             x = math.sqrt(2) * special.erfinv(2 * uj - 1) if k == 0 else 3.0 + math.tan(math.pi * (uj - 0.5))
-            report = (x > q) if report_u[j] < r[k] else (report_u[j] >= (1 + r[k]) / 2)
+            flip = report_u[j] < np.ceil((1 - np.float64(np.float32(r[k]))) / 2 * 2.0**32)
+            report = (x > q) ^ flip
         inc = (1 - r[k] + 0.8 * r[k]) / (2 * r[k]) if report else -(1 + r[k] - 0.8 * r[k]) / (2 * r[k])
         q += 20.0 / (1.0 + 100.0) / 2 * inc  # block 1, lr_1 split over K = 2 records
         path.append(q)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -69,6 +71,14 @@ def test_quantile_income_tiny(tmp_path):
     claims = {v["claim"]: v for v in result.extra["verdicts"]}
     coverage = next(v for c, v in claims.items() if c.startswith("the self-normalised"))
     assert coverage["paper"] == 0.95 and coverage["ours"] == main["ecp"]
+    # 300 reports per state from 14..2231 records: reuse, claimed as the composed epsilon
+    states = result.tables["states"]
+    uses = [math.ceil(300 / s["records"]) for s in states]
+    assert [s["uses"] for s in states] == uses and main["max_uses"] == max(uses) == 22
+    composed = max(m * math.log((1 + s["r"]) / (1 - s["r"])) for m, s in zip(uses, states, strict=True))
+    assert main["claimed_epsilon"] == pytest.approx(composed, rel=1e-5)
+    assert main["claimed_epsilon"] > 10 * main["max_eps"]
+    assert "reuse each record" in result.summary
 
 
 def test_quantile_income_without_the_package(monkeypatch, tmp_path, capsys):

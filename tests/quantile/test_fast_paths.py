@@ -82,7 +82,7 @@ def test_one_step_report_probability_is_the_exact_law():
     n = 200_000
     q = jnp.array([0.2, -0.3, 1.5])
     r = jnp.array([0.3, 0.6, 0.9])
-    u = jax.random.uniform(make_key(5), (n, 3))
+    u = jax.random.bits(make_key(5), (n, 3), jnp.uint32)
     reports = Q.client_reports(CLIENTS, q, r, u)  # no data uniforms: the exact-law path
     F = np.array([
         stats.norm.cdf(0.2, loc=-0.5),
@@ -106,7 +106,8 @@ def test_client_cdf_is_the_diagonal_of_cdf():
 
 def test_records_clients_always_take_the_sampling_path():
     # exact_law is ignored for records clients: both configs give the same numbers.
-    clients = Q.record_clients([np.arange(5.0), np.arange(3.0) + 0.5])
+    # (20 reports from 5 and 3 records: reuse opted into, at most ceil(20 / 3) = 7 uses.)
+    clients = Q.record_clients([np.arange(5.0), np.arange(3.0) + 0.5], max_uses=7)
     params = Q.quantile_params(0.5, 0.7, clients)
     runs = [
         rollout(Q.local_sgd(Q.LocalSGDConfig(20, Q.C1, exact_law=exact)), params, make_key(3), 20)[1].estimate

@@ -18,19 +18,25 @@ Z95 = 6.747
 
 def _round_uniforms(key, e_max, k):
     # The key schedule of a round, written out independently of the library's helpers:
-    # split the round key into (data, privacy); one data uniform and one report uniform per
+    # split the round key into (data, privacy); one data uniform and one 32-bit report word per
     # client and local step.
     data_key, privacy_key = jax.random.split(key)
     data_u = np.asarray(jax.random.uniform(data_key, (e_max, k)), np.float64)
-    report_u = np.asarray(jax.random.uniform(privacy_key, (e_max, k)), np.float64)
-    return data_u, report_u
+    report_w = np.asarray(jax.random.bits(privacy_key, (e_max, k), jnp.uint32), np.float64)
+    return data_u, report_w
+
+
+def flip_words(r):
+    """Randomized response flips the true bit iff its word is below ceil((1 - r)/2 * 2^32)."""
+    r = np.asarray(r, np.float32).astype(np.float64)
+    return np.ceil((1.0 - r) / 2.0 * 2.0**32)
 
 
 @pytest.mark.parametrize("exact_law", [False, True])
 def test_one_round_matches_a_numpy_transcription(exact_law):
     # Log schedule, 3 heterogeneous clients (normal / uniform / laplace), unequal weights.
-    # exact_law=False: x = F^-1(u), report = RR(1{x > q}) from one report uniform;
-    # exact_law=True: report = 1{u' < r (1 - F(q)) + (1 - r)/2}, no data draw.
+    # exact_law=False: x = F^-1(u), report = RR(1{x > q}) from one report word w;
+    # exact_law=True: report = 1{w < ceil((r (1 - F(q)) + (1 - r)/2) 2^32)}, no data draw.
     clients = Q.make_clients(("normal", "uniform", "laplace"), loc=[0.0, 1.0, -1.0], scale=[1.0, 2.0, 0.5])
     weights = np.array([0.5, 0.3, 0.2])
     r = np.array([0.3, 0.7, 1.0])
@@ -56,7 +62,7 @@ def test_one_round_matches_a_numpy_transcription(exact_law):
         for j in range(e_m):
             if exact_law:
                 survival = 1.0 - np.array([F(qk) for F, qk in zip(cdfs, q, strict=True)])
-                report = report_u[j] < r * survival + (1 - r) / 2
+                report = report_u[j] < np.ceil((r * survival + (1 - r) / 2) * 2.0**32)
             else:
                 u = np.maximum(data_u[j], 2.0**-24)
                 x = np.array([
@@ -64,8 +70,7 @@ def test_one_round_matches_a_numpy_transcription(exact_law):
                     1.0 + 2.0 * (2 * u[1] - 1),
                     -1.0 - 0.5 * np.sign(u[2] - 0.5) * np.log(1 - 2 * abs(u[2] - 0.5)),
                 ])
-                truthful = report_u[j] < r
-                report = np.where(truthful, x > q, report_u[j] >= (1 + r) / 2)
+                report = (x > q) ^ (report_u[j] < flip_words(r))
             up = (1 - r + 2 * tau * r) / (2 * r)
             down = (1 + r - 2 * tau * r) / (2 * r)
             q = q + lr * np.where(report, up, -down)
