@@ -46,6 +46,7 @@ import numpy as np
 
 from ldpjax.types import PRNGKey
 
+
 def _registered_impls() -> frozenset[str]:
     """Names of the PRNG implementations this JAX release registers, read from its registry
     (no array is made, so importing this module does not start a backend)."""
