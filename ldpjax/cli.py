@@ -122,6 +122,10 @@ def _experiment_parser(experiment) -> argparse.ArgumentParser:
     for opt in experiment.options:
         defaults = {size: cfg.get(opt.name, opt.default) for size, cfg in experiment.sizes.items()}
         shown = ", ".join(f"{size}: {value}" for size, value in defaults.items())
+        if opt.parse is bool:  # a switch: --fixed-data
+            parser.add_argument(opt.flag, dest=opt.name, action="store_const", const=True,
+                                default=None, help=f"{opt.help} (default {shown})")
+            continue
         parser.add_argument(opt.flag, dest=opt.name, type=_user_words(opt), default=None,
                             choices=opt.choices, help=f"{opt.help} (default {shown})")
     return parser

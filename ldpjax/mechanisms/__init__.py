@@ -10,17 +10,25 @@ Mechanisms (pure functions of an explicit key; ``jit``/``vmap``/``grad``-able):
   real data**; the default float path is for simulation (its low-order bits leak, Mironov 2012).
   :func:`gaussian_noise_scale` is the one noise scale (sensitivity / mu; 0 only for an explicit
   mu = inf).
-* :func:`randomized_response` — binary RR at truthful rate r (eps = log((1+r)/(1-r))), one uniform
-  per report; :func:`randomized_response_bernoulli` — the reported-bit law when only
-  P[bit = 1] is known (fast exact path); :func:`debias_randomized_response`.
+* :func:`randomized_response` — binary RR at truthful rate r (eps = log((1+r)/(1-r))), decided
+  on one 32-bit word per report (exact to 2^-32); :func:`randomized_response_bernoulli` — the
+  reported-bit law when only P[bit = 1] is known (simulation fast path);
+  :func:`debias_randomized_response`.
 * :func:`kary_randomized_response` (budget xi) and :func:`kary_randomized_response_explore`
-  (exploration probability p, epsilon-greedy's rate), one uniform per report;
-  ``*_from_uniform`` forms for callers that share the uniform (and its spare bits).
+  (exploration probability p, epsilon-greedy's rate), two 32-bit words per report (exact to
+  2^-32 per category); ``*_from_bits`` forms for callers that share the words
+  (:func:`report_bits`, :func:`uniform_from_bits`).
 * :func:`discrete_gaussian` — exact integer discrete Gaussian (Canonne, Kamath & Steinke 2020).
+* :func:`laplace_mechanism` — ``value + (sensitivity / eps) Laplace``, pure eps-DP; with
+  ``granularity=g`` an exact discrete Laplace on g Z (real data); :func:`laplace_claim` its
+  ``LaplaceEvent``; :func:`discrete_laplace` the integer sampler.
+* :func:`secure_key` — a key from the OS CSPRNG for releases of real data (simulation uses
+  integer seeds: replayable noise). :func:`no_privacy_permitted` — where a traced inf budget
+  means "no noise" (the engine enters it after its concrete grid check).
 
 Fail closed: concrete out-of-domain budgets, sensitivities, values, bits or categories raise
-``ValueError`` naming the argument; traced ones give a NaN release (real values) or the most
-private outcome (a fair coin, a uniform category) — never the unperturbed input.
+``ValueError`` naming the argument; traced ones give a NaN release (real values), an invalid
+category (-1) or a fair coin — never the unperturbed input. float16 / bfloat16 are refused.
 """
 
 from ldpjax.mechanisms import events
@@ -34,6 +42,7 @@ from ldpjax.mechanisms.events import KaryRandomizedResponseEvent
 from ldpjax.mechanisms.events import NoPrivacyEvent
 from ldpjax.mechanisms.events import ParallelEvent
 from ldpjax.mechanisms.events import RandomizedResponseEvent
+from ldpjax.mechanisms.events import SelfComposedEvent
 from ldpjax.mechanisms.events import delta
 from ldpjax.mechanisms.events import epsilon
 from ldpjax.mechanisms.events import tradeoff
@@ -42,6 +51,10 @@ from ldpjax.mechanisms.gaussian import gaussian_noise_scale
 from ldpjax.mechanisms.gaussian import granular_claim
 from ldpjax.mechanisms.gaussian import rounded_sensitivity
 from ldpjax.mechanisms.kary import kary_randomized_response
+from ldpjax.mechanisms.laplace import discrete_laplace
+from ldpjax.mechanisms.laplace import laplace_claim
+from ldpjax.mechanisms.laplace import laplace_mechanism
+from ldpjax.mechanisms.laplace import laplace_noise_scale
 from ldpjax.mechanisms.kary import kary_randomized_response_counts
 from ldpjax.mechanisms.kary import kary_randomized_response_explore
 from ldpjax.mechanisms.kary import kary_randomized_response_from_bits
@@ -64,16 +77,21 @@ __all__ = [
     "NoPrivacyEvent",
     "ParallelEvent",
     "RandomizedResponseEvent",
+    "SelfComposedEvent",
     "debias_randomized_response",
     "delta",
     "discrete_gaussian",
     "discrete_gaussian_delta",
+    "discrete_laplace",
     "epsilon",
     "events",
     "gaussian_mechanism",
     "gaussian_noise_scale",
     "granular_claim",
     "kary_randomized_response",
+    "laplace_claim",
+    "laplace_mechanism",
+    "laplace_noise_scale",
     "kary_randomized_response_counts",
     "kary_randomized_response_explore",
     "kary_randomized_response_from_bits",

@@ -46,12 +46,14 @@ from ldpjax.quantile.clients import sample_from_uniform
 from ldpjax.quantile.data import census_available
 from ldpjax.quantile.data import census_missing_message
 from ldpjax.quantile.data import load_census2000
+from ldpjax.quantile.divide_and_conquer import DC_LR_SCALE
 from ldpjax.quantile.divide_and_conquer import DivideAndConquerConfig
 from ldpjax.quantile.divide_and_conquer import divide_and_conquer
 from ldpjax.quantile.dp_sgd import DPSGDState
 from ldpjax.quantile.dp_sgd import dp_sgd
 from ldpjax.quantile.dp_sgd import dp_sgd_mu
 from ldpjax.quantile.dp_sgd import gaussian_noise_scales
+from ldpjax.quantile.dp_sgd import laplace_budgets
 from ldpjax.quantile.inference import CRITICAL_VALUES
 from ldpjax.quantile.inference import InferenceState
 from ldpjax.quantile.inference import batch_variance
@@ -92,6 +94,7 @@ from ldpjax.quantile.variance import asymptotic_variance
 from ldpjax.quantile.variance import clients_asymptotic_variance
 
 __all__ = [
+    "DC_LR_SCALE",
     "C1",
     "C5",
     "CRITICAL_VALUES",
@@ -128,6 +131,7 @@ __all__ = [
     "dp_sgd",
     "dp_sgd_mu",
     "gaussian_noise_scales",
+    "laplace_budgets",
     "global_quantile",
     "inference_init",
     "inference_update",

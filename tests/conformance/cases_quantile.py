@@ -61,6 +61,7 @@ def cases() -> list[ConformanceCase]:
         _case("local_sgd", Q.local_sgd(local)),
         _case("local_sgd_sampling", Q.local_sgd(sampling)),
         _case("dp_sgd", Q.dp_sgd(local)),
+        _case("dp_sgd_gaussian", Q.dp_sgd(local, calibration="gaussian")),
         _case("divide_and_conquer", Q.divide_and_conquer(Q.DivideAndConquerConfig(NUM_STEPS))),
         _case("single", Q.single(Q.SingleConfig(NUM_STEPS))),
     ]

@@ -29,25 +29,32 @@ def test_gaussian_calibration_meets_eps_at_delta(x64):
     assert float(Q.gaussian_noise_scales(np.array([1.0]), 1e-5)[0]) == 0.0
 
 
+@pytest.mark.parametrize("calibration", ["laplace", "gaussian"])
 @pytest.mark.parametrize("exact_law", [False, True])
-def test_dp_sgd_round_matches_numpy_transcription(exact_law):
+def test_dp_sgd_round_matches_numpy_transcription(exact_law, calibration):
     # Key schedule written out here: round key -> (data, privacy); one data uniform per client
-    # and local step; one privacy key per local step, whose standard normals (one per client)
-    # scale by sigma_k = 1 / mu_k (sensitivity 1). exact_law: 1{x <= q} = 1{u < F(q)}.
+    # and local step; one privacy key per local step, whose standard noise draws (one per
+    # client) scale by 1 / eps_k (Laplace, eps_k = log((1 + r)/(1 - r))) or sigma_k = 1 / mu_k
+    # (Gaussian), sensitivity 1. exact_law: 1{x <= q} = 1{u < F(q)}.
     clients = Q.make_clients("normal", loc=[0.0, 1.0])
     r = np.array([0.4, 0.8])
     params = Q.quantile_params(0.7, r, clients, init=0.5)
     config = Q.LocalSGDConfig(10, Q.C5, exact_law=exact_law)
-    algorithm = Q.dp_sgd(config)
+    algorithm = Q.dp_sgd(config, calibration=calibration)
     state = algorithm.init(params, make_key(0))
-    sigma = np.asarray(Q.gaussian_noise_scales(r, 1e-5), np.float64)
-    np.testing.assert_allclose(1.0 / np.asarray(state.mu), sigma, rtol=1e-5)
+    if calibration == "laplace":
+        scale = 1.0 / np.log((1 + r) / (1 - r))
+        draw = jax.random.laplace
+    else:
+        scale = np.asarray(Q.gaussian_noise_scales(r, 1e-5), np.float64)
+        draw = jax.random.normal
+    np.testing.assert_allclose(1.0 / np.asarray(state.mu), scale, rtol=1e-5)
     key = make_key(3)
     state, out = algorithm.step(params, state, None, key)
     data_key, privacy_key = jax.random.split(key)
     draws = np.asarray(jax.random.uniform(data_key, (5, 2)), np.float64)
     noise_keys = jax.random.split(privacy_key, 5)
-    noise = np.stack([np.asarray(jax.random.normal(noise_keys[j], (2,)), np.float64) for j in range(5)])
+    noise = np.stack([np.asarray(draw(noise_keys[j], (2,)), np.float64) for j in range(5)])
     lr = 20.0 / (1.0 + 100.0) / 5
     loc = np.array([0.0, 1.0])
     q = np.full(2, 0.5)
@@ -57,8 +64,20 @@ def test_dp_sgd_round_matches_numpy_transcription(exact_law):
         else:
             x = loc + math.sqrt(2) * special.erfinv(2 * np.maximum(draws[j], 2.0**-24) - 1)
             below = x <= q
-        q = q - lr * (below - 0.7 + sigma * noise[j])
+        q = q - lr * (below - 0.7 + scale * noise[j])
     assert float(out.iterate) == pytest.approx(q.mean(), abs=1e-5)
+
+
+def test_dp_sgd_laplace_claim_is_pure_eps_per_client():
+    # the default claim: eps_k = log((1 + r_k)/(1 - r_k)) pure LDP, the worst client counts
+    from ldpjax import mechanisms as M
+
+    r = np.array([0.25, 0.6, 0.9])
+    params = Q.quantile_params(0.5, r, Q.make_clients("normal", loc=[0.0, 0.0, 0.0]))
+    event = Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1)).privacy_event(params)
+    assert float(M.epsilon(event, 0.0)) == pytest.approx(math.log(1.9 / 0.1), rel=1e-5)
+    with pytest.raises(ValueError, match="calibration"):
+        Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1), calibration="exponential")
 
 
 def test_dc_with_one_client_is_single_machine_c1():

@@ -37,7 +37,7 @@ def test_randomized_response_claim_is_the_worst_client(name, x64):
 def test_dp_sgd_claim_meets_the_randomized_response_epsilon_at_delta(x64):
     # Calibration: mu_k-GDP is (eps_k, delta)-DP with eps_k = rr_epsilon(r_k); the worst client
     # (smallest r) sets the run's epsilon at delta.
-    event = Q.dp_sgd(CONFIG).privacy_event(PARAMS)
+    event = Q.dp_sgd(CONFIG, calibration="gaussian").privacy_event(PARAMS)
     assert all(isinstance(e, mechanisms.GaussianEvent) for e in event.events)
     worst = max(math.log((1 + r) / (1 - r)) for r in RATES)
     assert float(mechanisms.epsilon(event, 1e-5)) == pytest.approx(worst, rel=1e-5)
@@ -56,14 +56,14 @@ def test_granular_dp_sgd_release_and_claim(x64):
     # g = 2^-5: the exact discrete-Gaussian accountant handles up to ~341 grid units of noise,
     # and sigma_k <= 6.9 here (r = 0.25), i.e. <= 228 grid units.
     g = 2.0**-5
-    algorithm = Q.dp_sgd(CONFIG, granularity=g)
+    algorithm = Q.dp_sgd(CONFIG, granularity=g, calibration="gaussian")
     _, out = rollout(algorithm, PARAMS, make_key(0), CONFIG.num_rounds)
     assert np.isfinite(float(out.estimate))
     event = algorithm.privacy_event(PARAMS)
     assert all(isinstance(e, mechanisms.DiscreteGaussianEvent) for e in event.events)
     # The noise is calibrated to the rounded sensitivity 1 + g, so the discrete Gaussian's exact
     # profile is within a whisker of the mu-GDP claim of the float path (measured: 1e-5 relative).
-    float_eps = float(mechanisms.epsilon(Q.dp_sgd(CONFIG).privacy_event(PARAMS), 1e-5))
+    float_eps = float(mechanisms.epsilon(Q.dp_sgd(CONFIG, calibration="gaussian").privacy_event(PARAMS), 1e-5))
     granular_eps = float(mechanisms.epsilon(event, 1e-5))
     assert granular_eps == pytest.approx(float_eps, rel=1e-3)
 

@@ -143,7 +143,7 @@ def test_reuse_claims_the_m_fold_composition(name, x64):
 def test_dp_sgd_reuse_composes_gaussian_releases_exactly(x64):
     clients = Q.record_clients(ROWS, max_uses=4)
     params = Q.quantile_params(0.5, RATES, clients)
-    event = Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1)).privacy_event(params)
+    event = Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1), calibration="gaussian").privacy_event(params)
     uses = [math.ceil(10 / n) for n in COUNTS]
     mu = np.asarray(Q.dp_sgd_mu(RATES, 1e-5))
     for part, m in zip(event.events, uses, strict=True):
@@ -152,7 +152,7 @@ def test_dp_sgd_reuse_composes_gaussian_releases_exactly(x64):
     # m mu-GDP releases of the same record are (mu sqrt(m))-GDP exactly
     composed = mechanisms.ParallelEvent(tuple(mechanisms.GaussianEvent(u * np.sqrt(m)) for u, m in zip(mu, uses, strict=True)))
     assert float(mechanisms.epsilon(event, 1e-5)) == pytest.approx(float(mechanisms.epsilon(composed, 1e-5)), rel=1e-9)
-    granular = Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1), granularity=2.0**-5).privacy_event(params)
+    granular = Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1), granularity=2.0**-5, calibration="gaussian").privacy_event(params)
     assert len(granular.events[1].events) == 4
     assert all(isinstance(e, mechanisms.DiscreteGaussianEvent) for e in granular.events[1].events)
 
