@@ -73,6 +73,7 @@ class BlockConfig:
     clock: str = "global"
     init_steps: int | None = None
     growth: float = 0.01
+    init_constant: bool = False
 
     def __post_init__(self):
         check_policy_config(self)
@@ -213,7 +214,8 @@ def batched_epsilon_greedy(config: BlockConfig) -> Algorithm:
             clocks = state.visits + 1
         explore_prob, weights, spend = jax.vmap(
             lambda c: budgets_lib.exploration(
-                p.strategy, p.gamma, p.arm_budgets, c, p.num_arms, mask, init_steps
+                p.strategy, p.gamma, p.arm_budgets, c, p.num_arms, mask, init_steps,
+                init_constant=config.init_constant,
             )
         )(clocks)
         # algorithm randomness: the greedy arm of every segment among ties

@@ -15,7 +15,9 @@ of the paper and of the portfolio allocation, and they round-trip:
   (a concrete finite gamma raises ``ValueError``; a traced one is applied as a cap, i.e. the
   run behaves as ``"dynamic"`` and never spends more than gamma). The first ``init_steps``
   clock ticks (default K) are an initialisation period of uniform play (eps = 1, xi = 0):
-  log 1 = 0 breaks the formula at c = 1.
+  log 1 = 0 breaks the formula at c = 1. The paper is silent on an initialisation of the
+  constant strategy; ``PolicyConfig(init_constant=True)`` gives it the same ``init_steps``
+  uniform-play start (default ``False``: xi_t = gamma from the first visitor).
 * ``"dynamic"`` (2; alias ``"capped"``), eq. 17 -- what "dynamic" means under a budget:
   xi_t = min(gamma, dynamic xi_t), i.e. eps_t = max(eps_t^dyn, eps_gamma); the cap starts to
   bind at t_gamma (:func:`ldpjax.bandits.budget_exhaustion_time`). This is the strategy code
@@ -169,6 +171,8 @@ def exploration(
     num_arms: ArrayLike,
     arm_mask: ArrayLike,
     init_steps: ArrayLike,
+    *,
+    init_constant: bool = False,
 ):
     """Exploration probability, exploration weights over arms and the spend xi_t.
 
@@ -185,6 +189,10 @@ def exploration(
       clock: the 1-based clock of the visitor, >= 1.
       num_arms: K >= 2 arms in use; ``arm_mask`` marks them among the padded columns.
       init_steps: uniform-play initialisation period of the dynamic schedules, >= 1.
+      init_constant: static switch: the constant strategy also plays uniformly (eps = 1,
+        xi_t = 0, within any budget) for the first ``init_steps`` clock ticks, so that both
+        strategies start alike. Default ``False``: xi_t = gamma from the first visitor (the
+        paper is silent on an initialisation of the constant strategy).
 
     Returns:
       ``(explore_prob, weights, spend)`` with weights of shape ``arm_mask.shape``.
@@ -206,6 +214,11 @@ def exploration(
     gamma_ok = gamma >= 0  # NaN fails
     safe_gamma = jnp.where(gamma_ok, gamma, 0.0)
     eps_gamma = krr_explore_prob(safe_gamma, k)
+    eps_const, xi_const = eps_gamma, safe_gamma
+    if init_constant:  # uniform start: 0-DP, so it never exceeds gamma
+        start = jnp.asarray(clock, dtype) <= jnp.asarray(init_steps, dtype)
+        eps_const = jnp.where(start, 1.0, eps_gamma)
+        xi_const = jnp.where(start, 0.0, safe_gamma)
     eps_dyn = dynamic_explore_prob(clock, k, init_steps)
     xi_dyn = krr_budget(eps_dyn, k)
     eps_arm, w_arm, xi_arm = arm_specific_exploration(arm_budgets, mask)
@@ -214,11 +227,11 @@ def exploration(
     # it is the uncapped decay, and a finite gamma is never overspent
     dynamic = (strategy == UNCAPPED) | (strategy == CAPPED)
     eps = jnp.where(
-        strategy == CONSTANT, eps_gamma,
+        strategy == CONSTANT, eps_const,
         jnp.where(dynamic, jnp.maximum(eps_dyn, eps_gamma), eps_arm),
     )
     spend = jnp.where(
-        strategy == CONSTANT, safe_gamma,
+        strategy == CONSTANT, xi_const,
         jnp.where(dynamic, jnp.minimum(xi_dyn, safe_gamma), xi_arm),
     )
     known = (strategy == CONSTANT) | dynamic | (strategy == ARM_SPECIFIC)

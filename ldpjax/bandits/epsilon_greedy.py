@@ -246,6 +246,7 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
         explore_prob, weights, spend = budgets_lib.exploration(
             params.strategy, params.gamma, params.arm_budgets,
             clock_of(config, state, segment), params.num_arms, mask, init_steps,
+            init_constant=config.init_constant,
         )
         return mask, explore_prob, weights, spend
 

@@ -36,6 +36,10 @@ class PolicyConfig:
         count drives its schedule; the segment-aware strategies of the paper).
       init_steps: uniform-play initialisation period of the dynamic schedules, in clock ticks
         (default: the number of arms K of the run).
+      init_constant: give the constant strategy the same ``init_steps`` uniform-play start
+        (eps = 1, xi_t = 0: within any budget), so that constant and dynamic runs begin alike.
+        Default ``False``: the constant strategy spends xi_t = gamma from the first visitor
+        (the paper is silent on its initialisation; the dynamic schedules need one, log 1 = 0).
       replay_segments: take the segment of visitor t from the engine ``inputs`` (data replay)
         instead of drawing it from ``segment_probs``.
       fast: ``True`` (default): the fast exact path, one uniform for the K-RR report (explore?
@@ -51,6 +55,7 @@ class PolicyConfig:
     init_steps: int | None = None
     replay_segments: bool = False
     fast: bool = True
+    init_constant: bool = False
 
     def __post_init__(self):
         check_policy_config(self)
@@ -70,6 +75,8 @@ def check_policy_config(config) -> None:
         raise ValueError(f"clock must be one of {CLOCKS}; got {config.clock!r}")
     if config.init_steps is not None:
         v.check_integer("init_steps", config.init_steps, 1)
+    if not isinstance(getattr(config, "init_constant", False), bool):
+        raise TypeError(f"init_constant must be a bool; got {config.init_constant!r}")
 
 
 class BanditState(NamedTuple):

@@ -1,11 +1,15 @@
-"""``bandits-elasticity``: privacy elasticities of the regret bounds (paper 002, Theorem 3,
-Appendix I).
+"""``bandits-elasticity``: privacy elasticities of the regret bounds ("Privacy budgeting for
+online experiments", Theorem 3, Appendix I).
 
 d log R / d log gamma of the constant (eq. 15) and the capped dynamic (eq. 18) bounds, by
 ``jax.grad`` (t_gamma's derivative by the implicit function theorem), on a gamma grid for
 several horizons T and arm counts K, with the optimal budgets gamma*_const (elasticity 0,
 found by optimisation; closed form log(1 - K + (K^2 T / (8 log T))^{1/3})) and gamma*_dyn
 (t_gamma = T). No simulation: the whole sweep is one vectorised call per function.
+
+The figure draws the dynamic elasticity in two pieces: the dynamic bound has a kink at
+gamma*_dyn (t_gamma reaches T), where its elasticity jumps from a negative left limit to 0; the
+optimal budgets are marked on the bound curves.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ import math
 import numpy as np
 
 from ldpjax import bandits
+from ldpjax.experiments import bandits_simulation as sim
 from ldpjax.experiments.base import Experiment, ExperimentResult, Option, RunContext, ints
 from ldpjax.experiments.verdicts import judge, judge_condition, summary_lines
-from ldpjax.plotting import PALETTE, caption, figure, figure_legend, fit_ylim
+from ldpjax.plotting import MIN_FONT, PALETTE, caption, figure, fit_ylim
 
 
 def run(ctx: RunContext) -> ExperimentResult:
@@ -112,27 +117,40 @@ def _verdicts(rows, stars, gammas):
 
 
 def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, star_d):
-    fig, axes = figure(len(arm_counts), 2, width=4.4, height=3.2)
+    fig, axes = figure(len(arm_counts), 2, width=4.6, height=3.3)
     for j, karms in enumerate(arm_counts):
         ax, bx = axes[0, j], axes[1, j]
+        values = [const[:, j], [0.0]]
         for m, horizon in enumerate(horizons):
             color = PALETTE[m % len(PALETTE)]
-            ax.plot(gammas, const[:, j, m], "-", color=color, label=f"constant, T={horizon:g}")
-            ax.plot(gammas, dyn[:, j, m], "--", color=color, label=f"dynamic, T={horizon:g}")
-            bx.plot(gammas, bound_c[:, j, m] / horizon, "-", color=color,
-                    label=f"constant, T={horizon:g}")
-            bx.plot(gammas, bound_d[:, j, m] / horizon, "--", color=color,
-                    label=f"dynamic, T={horizon:g}")
-        # gamma* are points (one per T), not series: the roots of each elasticity curve.
-        inside = (star_c[j] >= gammas[0]) & (star_c[j] <= gammas[-1])
-        ax.plot(star_c[j][inside], np.zeros(int(inside.sum())), "o", color="black",
-                markerfacecolor="none", label="gamma*_const (elasticity 0)")
-        inside_d = (star_d[j] >= gammas[0]) & (star_d[j] <= gammas[-1])
-        ax.plot(star_d[j][inside_d], np.zeros(int(inside_d.sum())), "v", color="black",
-                label="gamma*_dyn (t_gamma = T)")
+            t = sim.horizon_text(horizon)
+            ax.plot(gammas, const[:, j, m], "-", color=color, label=f"constant, T={t}")
+            # The dynamic bound has a kink at gamma*_dyn (t_gamma reaches T): its elasticity
+            # jumps from a negative left limit to 0 there. Draw the two pieces apart (no
+            # vertical connector) and end the left piece at its limit.
+            gd = float(star_d[j, m])
+            left = gammas < gd
+            lim = float(bandits.elasticity_dynamic(gd * (1 - 1e-5), karms, horizon))
+            xs = np.append(gammas[left], gd) if gammas[0] < gd <= gammas[-1] else gammas[left]
+            ys = np.append(dyn[left, j, m], lim) if xs.size > left.sum() else dyn[left, j, m]
+            ax.plot(xs, ys, "--", color=color, label=f"dynamic, T={t}")
+            ax.plot(gammas[~left], dyn[~left, j, m], "--", color=color)
+            values.append(ys)
+            if xs.size > left.sum():
+                ax.plot([gd], [lim], "v", color=color, markersize=5)
+            bx.plot(gammas, bound_c[:, j, m] / horizon, "-", color=color)
+            bx.plot(gammas, bound_d[:, j, m] / horizon, "--", color=color)
+            # gamma* on the bound curves (each at its own height, not piled on zero)
+            gc = float(star_c[j, m])
+            if gammas[0] <= gc <= gammas[-1]:
+                bx.plot([gc], [float(bandits.regret_bound_constant(gc, karms, horizon)) / horizon],
+                        "o", color=color, markerfacecolor="white", markersize=6)
+            if gammas[0] <= gd <= gammas[-1]:
+                bx.plot([gd], [float(bandits.regret_bound_dynamic(gd, karms, horizon)) / horizon],
+                        "v", color=color, markersize=6)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xscale("log")
-        fit_ylim(ax, [const[:, j], dyn[:, j], [0.0]])
+        fit_ylim(ax, values)
         ax.set_xlabel("experiment budget gamma")
         ax.set_ylabel("elasticity d log R / d log gamma")
         ax.set_title(f"privacy elasticities, K = {karms}")
@@ -143,17 +161,33 @@ def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, 
         bx.set_xlabel("experiment budget gamma")
         bx.set_ylabel("regret bound / T")
         bx.set_title(f"regret bounds / T, K = {karms}")
-    figure_legend(fig, axes[0], ncols=min(4, len(horizons) + 1))
-    caption(fig, data="none: closed-form regret bounds (eqs. 15, 18, appendix constants), no "
-            "real or synthetic data", unit="one visitor's segment, revealed through the shown arm "
-            "(experiment budget gamma = max_t xi_t)",
-            note="Solid: constant strategy; dashed: capped dynamic strategy; colours: horizons T.")
+    # the legend: colours are horizons, line styles strategies, markers the optimal budgets
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=PALETTE[m % len(PALETTE)], lw=2,
+                      label=f"T = {sim.horizon_text(h)}") for m, h in enumerate(horizons)]
+    handles += [Line2D([], [], color="black", ls="-", label="constant strategy (eq. 15)"),
+                Line2D([], [], color="black", ls="--", label="capped dynamic strategy (eq. 18)"),
+                Line2D([], [], color="black", marker="o", ls="none", markerfacecolor="white",
+                       label="gamma*_const (elasticity 0: the bound's minimum)"),
+                Line2D([], [], color="black", marker="v", ls="none",
+                       label="gamma*_dyn (t_gamma = T: the dynamic bound's kink)")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=MIN_FONT)
+    caption(fig, data="no data; closed-form regret bounds (eqs. 15, 18, appendix constants)",
+            unit="one visitor's segment, revealed through the shown arm (experiment budget "
+            "gamma = max_t xi_t)",
+            note="Elasticities by jax.grad. The dynamic bound has a kink at gamma*_dyn, where "
+            "the budget lasts to the horizon: its elasticity jumps there from the marked left "
+            "limit to 0.",
+            title=f"Privacy elasticities of the regret bounds ({sim.PAPER_TITLE}, Theorem 3, "
+            "Appendix I)")
     return fig
 
 
 EXPERIMENT = Experiment(
     name="bandits-elasticity",
-    description="Privacy elasticities of the regret bounds by autodiff (paper 002, Appendix I)",
+    description="Privacy elasticities of the regret bounds by autodiff "
+    f"({sim.PAPER_TITLE}, Appendix I)",
     run=run,
     options=(
         Option("horizons", ints, (10_000, 100_000, 1_000_000, 100_000_000), "horizons T"),

@@ -1,5 +1,5 @@
-"""``bandits-portfolio``: allocating a firm-level budget across the 78 ASOS experiments (paper 002,
-Sec. 6.3, eqs. 19-21).
+"""``bandits-portfolio``: allocating a firm-level budget across the 78 ASOS experiments ("Privacy
+budgeting for online experiments", Sec. 6.3, eqs. 19-21).
 
 For every firm budget Gamma: the bound-optimal allocation (:func:`ldpjax.bandits.allocate_budget`,
 exact water-filling; strategy and gamma per experiment), the equal split Gamma / E (capped
@@ -13,8 +13,14 @@ padded to 5 arms). Reported per Gamma and allocation: the median (and interquart
 runs) of the portfolio's clicks minus those of uniform random play (expected random clicks
 sum_e T_e mean_k mu_ek, exact), the same for expected clicks (sum over shows of mu, i.e. without
 the Bernoulli noise of the clicks), the budget spent (sequential composition) and the summed
-regret bound. Without the data file a labelled synthetic stand-in with the published shape is
-used.
+regret bound; ``portfolio_paired`` the bound-optimal allocation's paired gain over the equal
+split (common random numbers per experiment). Both strategies start with the same uniform-play
+visits (``init_visits``). Without the data file a labelled synthetic stand-in with the published
+shape is used.
+
+Figure: left, the paper's format (median realised clicks minus random play, interquartile
+range over runs; symmetric-log axis so that the spread near zero stays visible); right, the
+bound-optimal allocation's paired gain over the equal split in expected clicks (mean, 2 SE).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from ldpjax.plotting import (
     caption,
     figure,
     figure_legend,
+    fit_ylim,
     mean_bars,
     se_note,
 )
@@ -94,8 +101,12 @@ def run(ctx: RunContext) -> ExperimentResult:
     growth = float(cfg["block_growth"])
     steps = bandits.num_blocks(int(T.max()), growth)
     ctx.log(f"{len(params)} runs x {ctx.num_seeds} seeds, {steps} blocks each")
+    init_visits = sim.parse_init_visits(cfg["init_visits"])
+    init_steps, init_constant = sim.init_config(init_visits)
+    config = bandits.BlockConfig(1, k_max, growth=growth, init_steps=init_steps,
+                                 init_constant=init_constant)
     result = ctx.simulate(
-        bandits.batched_epsilon_greedy(bandits.BlockConfig(1, k_max, growth=growth)), stacked, steps,
+        bandits.batched_epsilon_greedy(config), stacked, steps,
         label="portfolio", grid_ndim=1,
         record=record.combine(regret=record.total(lambda o: o.regret),
                               clicks=record.total(lambda o: o.clicks),
@@ -147,7 +158,8 @@ def run(ctx: RunContext) -> ExperimentResult:
     rand = summarise(0)
     rows.append({"Gamma": 0.0, "allocation": "random (Gamma = 0)", **rand, "budget_spent": 0.0,
                  "realised_spend_max": float(np.max(spend[0])),
-                 "summed_bound": float(zero.total_bound)})
+                 "summed_bound": float(zero.total_bound), "experiments_dynamic": 0,
+                 "experiments_with_budget": 0})
     for row in rows:  # accounting: the realised firm spend never exceeds the allocated one
         if row["realised_spend_max"] > row["budget_spent"] * (1 + 1e-6) + 1e-6:
             raise RuntimeError(f"realised spend above the allocation: {row}")
@@ -164,19 +176,20 @@ def run(ctx: RunContext) -> ExperimentResult:
         diff = expected_gains(i_opt) - expected_gains(i_eq)
         se = float(diff.std(ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else 0.0
         paired[g] = (float(diff.mean()), se)
-    for row in rows:
-        if row["allocation"] == "bound-optimal":
-            row["paired_gain_over_equal"], row["paired_gain_over_equal_se"] = paired[row["Gamma"]]
+    paired_rows = [{"Gamma": g, "comparison": "bound-optimal - equal split (expected clicks)",
+                    "mean_difference": paired[g][0], "paired_se": paired[g][1],
+                    "runs": ctx.num_seeds} for g in budgets]
     data_caption = (f"REAL ASOS Digital Experiments Dataset ({E} experiments)" if real else
                     f"SYNTHETIC stand-in for the ASOS dataset (file absent; {E} experiments with "
                     "the published shape)")
-    fig = _figure(rows, budgets, data_caption, ctx.num_seeds)
+    fig = _figure(rows, paired, budgets, data_caption, ctx.num_seeds)
     verdicts = _verdicts(rows, budgets, paired, float(free.spent), real)
     summary = (f"Firm budget allocation over {E} experiments, {ctx.num_seeds} simulations of each "
                f"allocation (block policy, growth {growth:g}), Gamma in {list(budgets)}; the "
                f"unconstrained gamma* allocation spends {float(free.spent):.1f}. Data: "
-               f"{data_text}.\n" + summary_lines(verdicts))
-    return ExperimentResult(tables={"portfolio": rows, "allocations": experiments},
+               f"{data_text}; {sim.init_text(init_visits)}.\n" + summary_lines(verdicts))
+    return ExperimentResult(tables={"portfolio": rows, "portfolio_paired": paired_rows,
+                                    "allocations": experiments},
                             figures={"portfolio_clicks": fig}, summary=summary, data=data_text,
                             extra={"block_growth": growth, "num_blocks": steps, "real_data": real,
                                    "verdicts": [v.as_dict() for v in verdicts]})
@@ -211,59 +224,83 @@ def _verdicts(rows, budgets, paired, free_spent, real):
     return out
 
 
-def _figure(rows, budgets, data_caption, seeds):
-    fig, axes = figure(2, 1, width=4.6, height=3.4)
+def _figure(rows, paired, budgets, data_caption, seeds):
+    fig, axes = figure(2, 1, width=4.8, height=3.9)
+    ax, bx = axes[0, 0], axes[0, 1]
+    k = 1e-3  # thousands of clicks: plain tick labels, no offset text
     rand = next(r for r in rows if r["allocation"].startswith("random"))
-    for j, (ax, title) in enumerate(((axes[0, 0], "realised clicks minus random (median, IQR)"),
-                                     (axes[0, 1], "expected clicks minus random (mean)"))):
-        for n, name in enumerate(ALLOCATIONS[:2]):
-            sub = [r for r in rows if r["allocation"] == name]
-            x = np.array([r["Gamma"] for r in sub]) * (1.0 + 0.05 * (n - 1))
-            if j == 0:  # the paper's format: median and interquartile range over runs
-                med = np.array([r["median_gain"] for r in sub])
-                lo = np.array([r["gain_q25"] for r in sub])
-                hi = np.array([r["gain_q75"] for r in sub])
-                ax.errorbar(x, med, yerr=[med - lo, hi - med], fmt=MARKERS[n], ls=LINESTYLES[n],
-                            color=PALETTE[n], capsize=3, markersize=4, label=name)
-            else:
-                mean_bars(ax, x, [r["mean_expected_gain"] for r in sub],
-                          [r["expected_gain_se"] for r in sub], label=name, color=PALETTE[n],
-                          marker=MARKERS[n], ls=LINESTYLES[n])
-        # gamma* and random play do not depend on Gamma: reference lines, not series
-        star = next(r for r in rows if r["allocation"] == "gamma*")
-        for ref, label, color, ls in ((star, f"gamma* allocation (spends {star['budget_spent']:.1f}"
-                                       ", any Gamma)", PALETTE[2], "-."),
-                                      (rand, "random play (Gamma = 0)", "grey", ":")):
-            if j == 0:
-                value, lo, hi = ref["median_gain"], ref["gain_q25"], ref["gain_q75"]
-            else:
-                value = ref["mean_expected_gain"]
-                lo, hi = value - 2 * ref["expected_gain_se"], value + 2 * ref["expected_gain_se"]
-            ax.axhline(value, color=color, lw=1.2, ls=ls, label=label)
-            ax.axhspan(lo, hi, color=color, alpha=0.12, lw=0)
-        ax.set_xscale("log")
-        ax.set_xlabel("firm budget Gamma")
-        ax.set_ylabel("clicks over random play")
-        ax.set_title(title)
-    figure_legend(fig, axes)
+    star = next(r for r in rows if r["allocation"] == "gamma*")
+    values = []
+    for n, name in enumerate(ALLOCATIONS[:2]):
+        sub = [r for r in rows if r["allocation"] == name]
+        x = np.array([r["Gamma"] for r in sub]) * (1.0 + 0.06 * (2 * n - 1))
+        med = k * np.array([r["median_gain"] for r in sub])
+        lo = k * np.array([r["gain_q25"] for r in sub])
+        hi = k * np.array([r["gain_q75"] for r in sub])
+        ax.errorbar(x, med, yerr=[med - lo, hi - med], fmt=MARKERS[n], ls=LINESTYLES[n],
+                    color=PALETTE[n], capsize=4, elinewidth=1.6, markersize=5, label=name)
+        values += [lo, hi]
+    # gamma* and random play do not depend on Gamma: reference lines with their IQR bands
+    for ref, label, color, ls in ((star, f"gamma* allocation (spends {star['budget_spent']:.1f}, "
+                                   "any Gamma)", PALETTE[2], "-."),
+                                  (rand, "random play (Gamma = 0)", "grey", ":")):
+        ax.axhline(k * ref["median_gain"], color=color, lw=1.2, ls=ls, label=label)
+        ax.axhspan(k * ref["gain_q25"], k * ref["gain_q75"], color=color, alpha=0.15, lw=0)
+        values.append([k * ref["gain_q25"], k * ref["gain_q75"]])
+    ax.set_yscale("symlog", linthresh=10.0)
+    _symlog_ylim(ax, values)
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    low, high = ax.get_ylim()
+    ticks = [t for t in (-1000, -100, -10, 0, 10, 100, 1000, 10000) if low <= t <= high]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_title("realised clicks minus random play: median, IQR")
+    ax.set_ylabel("clicks over random (thousands; symlog)")
+    # right: what the allocation buys, paired run by run
+    mean = k * np.array([paired[g][0] for g in budgets])
+    se = k * np.array([paired[g][1] for g in budgets])
+    _, lo, hi = mean_bars(bx, budgets, mean, se, label="bound-optimal minus equal split "
+                          "(paired, mean)", color=PALETTE[3], marker=MARKERS[3], ls="-")
+    bx.axhline(0, color="grey", lw=0.8)
+    fit_ylim(bx, [lo, hi, [0.0]])
+    bx.set_title("gain of the bound-optimal allocation")
+    bx.set_ylabel("clicks over equal split (thousands)")
+    for a in (ax, bx):
+        sim.gamma_axis(a, budgets)
+        a.set_xlabel("firm budget Gamma")
+    figure_legend(fig, axes, ncols=3)
     caption(fig, data=data_caption, unit="one visitor's segment in one experiment (xi-DP per "
             "visitor; experiment budgets gamma_e compose sequentially to the firm's Gamma)",
-            note=f"{seeds} simulations per allocation. Left: median and interquartile range "
-            f"(the paper's format); right: mean with {se_note('error bars').lower()} Allocations "
-            "are offset slightly in Gamma so that coinciding points stay visible.",
-            title="Firm-level privacy budget allocation (paper 002, Sec. 6.3)")
+            note=f"{seeds} simulations per allocation. Left: median and interquartile range over "
+            "runs (the paper's format; axis linear within +-10 thousand, logarithmic beyond); "
+            "allocations offset slightly in Gamma. Right: the difference in expected clicks "
+            f"(without the clicks' Bernoulli noise), paired per run; {se_note('error bars')}",
+            title=f"Firm-level privacy budget allocation ({sim.PAPER_TITLE}, Sec. 6.3)")
     return fig
+
+
+def _symlog_ylim(ax, values) -> None:
+    """y limits containing every value on a symlog axis (padding in the transformed scale)."""
+    arr = np.concatenate([np.ravel(np.asarray(v, np.float64)) for v in values])
+    arr = arr[np.isfinite(arr)]
+    lo, hi = float(arr.min()), float(arr.max())
+    low = min(lo * 1.4, -12.0) if lo < 0 else lo / 1.4 - 1.0  # show the -10 tick
+    ax.set_ylim(low, hi * 1.4 if hi > 0 else hi / 1.4 + 1.0)
 
 
 EXPERIMENT = Experiment(
     name="bandits-portfolio",
-    description="Firm-level privacy budget allocation across the 78 ASOS experiments (paper 002)",
+    description="Firm-level privacy budget allocation across the 78 ASOS experiments "
+    f"({sim.PAPER_TITLE}, Sec. 6.3)",
     run=run,
     options=(
         Option("Gamma", floats, (0.1, 1.0, 10.0, 100.0), "firm budgets Gamma (comma-separated)"),
         Option("data_dir", str, "", "shared data folder (default ../shared/data; absent: "
                "synthetic stand-in)"),
         Option("block_growth", float, 0.05, "block size growth rate of the block policy"),
+        Option("init_visits", sim.parse_init_visits, "K", sim.INIT_VISITS_HELP),
     ),
     sizes={"small": {"seeds": 10},
            "paper": {"seeds": 100, "block_growth": 0.01,

@@ -39,7 +39,133 @@ from ldpjax.bandits import (
     num_blocks,
 )
 from ldpjax.engine import record, simulate
+from ldpjax.experiments.base import OptionValueError
 from ldpjax.types import PRNGKey
+
+# The paper behind the bandits experiments, by its short title (figure titles, descriptions).
+PAPER_TITLE = "Privacy budgeting for online experiments"
+SE_RULE = 2.0  # a paired difference is significant when |mean| > SE_RULE standard errors
+
+
+# --------------------------------------------------------------------------- initialisation
+def parse_init_visits(text) -> int | None:
+    """``--init-visits``: ``K`` (None: each run's number of arms) or an integer >= 0."""
+    if text is None or str(text).strip().upper() == "K":
+        return None
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise OptionValueError(f"expects K or an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise OptionValueError(f"expects K or an integer >= 0, got {text!r}")
+    return value
+
+
+parse_init_visits.__name__ = "K-or-int"
+
+INIT_VISITS_HELP = (
+    "uniform-play visits that start BOTH the constant and the dynamic strategy (and the "
+    "non-private benchmark): K (each run's number of arms) or a number; 0 = no uniform start "
+    "for the constant strategy (xi_t = gamma from the first visitor) and the dynamic decay's "
+    "minimum of one (log 1 = 0 breaks eq. 16). The paper is silent on it")
+
+
+def init_config(init_visits: int | None) -> tuple[int | None, bool]:
+    """``(init_steps, init_constant)`` of :class:`~ldpjax.bandits.PolicyConfig` for the
+    ``--init-visits`` option (see :data:`INIT_VISITS_HELP`)."""
+    if init_visits is None:
+        return None, True
+    if init_visits == 0:
+        return 1, False
+    return int(init_visits), True
+
+
+def init_text(init_visits: int | None) -> str:
+    """The initialisation in words, for summaries and captions."""
+    if init_visits is None:
+        return "both strategies start with K uniform-play visits (K = number of arms)"
+    if init_visits == 0:
+        return ("the constant strategy starts at xi_t = gamma, the dynamic one with one "
+                "uniform-play visit")
+    return f"both strategies start with {init_visits} uniform-play visits"
+
+
+# --------------------------------------------------------------------------- paired rules
+def paired(a, b) -> tuple[float, float]:
+    """Mean and standard error of the run-by-run difference ``a - b``.
+
+    The configurations of one grid share their random numbers per seed (common random
+    numbers), so run i of ``a`` and run i of ``b`` are a pair; the SE is that of the paired
+    differences (sd with ddof 1 / sqrt(runs); 0 for a single run).
+    """
+    d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
+    if d.size < 2:
+        return float(d.mean()), 0.0
+    return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
+
+
+def significant(mean: float, se: float) -> bool:
+    """``mean > SE_RULE * se`` (strict: a difference of exactly 2 SE is not significant)."""
+    return bool(mean > SE_RULE * se)
+
+
+def constant_peak(regret, gammas: Sequence[float]) -> dict:
+    """Does the constant strategy's regret fall to a middle gamma and then rise again?
+
+    ``regret``: (len(gammas), runs) per-run regrets on ascending ``gammas``. The best gamma
+    is the one with the smallest mean; the rise is the paired difference R(top) - R(best).
+
+    Returns a dict with ``best`` (index), ``best_gamma``, ``rise``, ``rise_se``, ``last_step``
+    (paired mean and SE of R(top) - R(next to top)), ``means``, ``runs`` and ``cell``: ``"peak"`` (best gamma inside the grid and the rise > 2 paired SE),
+    ``"unresolved"`` (inside, but the rise within 2 SE) or ``"edge"`` (still falling at the
+    grid's top gamma).
+    """
+    regret = np.asarray(regret, np.float64)
+    means = regret.mean(axis=1)
+    best = int(np.argmin(means))
+    top = len(gammas) - 1
+    if best == top:
+        rise, se = 0.0, 0.0
+        cell = "edge"
+    else:
+        rise, se = paired(regret[top], regret[best])
+        cell = "peak" if significant(rise, se) else "unresolved"
+    # the last step of the grid, R(top) - R(top - 1): negative where still falling
+    last = paired(regret[top], regret[top - 1]) if top > 0 else (0.0, 0.0)
+    return {"best": best, "best_gamma": float(gammas[best]), "rise": rise, "rise_se": se,
+            "last_step": last, "runs": int(regret.shape[1]), "cell": cell,
+            "means": means.tolist()}
+
+
+def grows(values: Sequence[tuple[float, float]]) -> list[bool | None]:
+    """For consecutive (mean, se) of independent samples: True where the next mean is larger
+    by > 2 SE of the difference, False where it is smaller by > 2 SE, None in between."""
+    out: list[bool | None] = []
+    for (a, sa), (b, sb) in zip(values[:-1], values[1:], strict=True):
+        se = math.hypot(sa, sb)
+        out.append(True if significant(b - a, se) else False if significant(a - b, se) else None)
+    return out
+
+
+def fmt(x: float) -> str:
+    """A number for verdict reasons: 3 significant digits, no exponent below 1e6."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if abs(x) >= 1e6:
+        return f"{x:.3g}"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    return f"{x:.3g}"
+
+
+def horizon_text(horizon: float) -> str:
+    """1e4 for 10000 (compact horizon labels in verdict reasons)."""
+    horizon = float(horizon)
+    exp = round(math.log10(horizon)) if horizon > 0 else 0
+    if exp >= 1 and 10.0**exp == horizon:
+        return f"1e{exp}"
+    return f"{horizon:g}"
 
 
 class PolicyLabel(NamedTuple):
@@ -53,6 +179,41 @@ class GridResult(NamedTuple):
     clicks: np.ndarray  # (configs, seeds) realised clicks per run
     spend: np.ndarray  # (configs, seeds) realised experiment budget max_t xi_t
     exact: bool  # per-visitor policy (True) or block-updated (False)
+    # (configs, seeds) 1.0 where the run ends locked in: its final greedy arm (argmax of the
+    # estimated CTRs) is not a best arm (a tie that includes a best arm counts as not locked)
+    locked: np.ndarray | None = None
+
+
+def locked_in(state, ctr, num_arms) -> np.ndarray:
+    """1.0 per run (and segment 0) whose final greedy arm is not a best arm, else 0.0.
+
+    ``state`` is a final :class:`~ldpjax.bandits.BanditState` with leading (configs, seeds)
+    axes; ``ctr`` (configs, J, K_max) and ``num_arms`` (configs,) the stacked environments.
+    The greedy arm is the argmax of the estimated CTRs (0 before an arm's first show, as in
+    the policy); a tie that includes a best arm counts as not locked in.
+    """
+    shows = np.asarray(state.shows, np.float64)[..., 0, :]  # (configs, seeds, K_max)
+    clicks = np.asarray(state.clicks, np.float64)[..., 0, :]
+    q = np.divide(clicks, shows, out=np.zeros_like(clicks), where=shows > 0)
+    ctr0 = np.asarray(ctr, np.float64)[:, 0, :]  # (configs, K_max)
+    valid = np.arange(ctr0.shape[-1])[None, :] < np.asarray(num_arms)[:, None]
+    best = valid & (ctr0 >= np.max(np.where(valid, ctr0, -np.inf), -1, keepdims=True))
+    q = np.where(valid[:, None, :], q, -np.inf)
+    top = np.max(q, -1)
+    best_q = np.max(np.where(best[:, None, :], q, -np.inf), -1)
+    return (best_q < top).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- figures
+def gamma_axis(ax, ticks) -> None:
+    """A log x axis with ``ticks`` (the budget grid) as plain labels and no minor labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator([float(g) for g in ticks]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def stack_params(params: Sequence[Any]):
@@ -97,19 +258,27 @@ def epsilon_greedy_grid(
 def run_epsilon_greedy_grid(
     simulate_fn: Callable, params, labels, horizon: int, *, exact: bool, growth: float = 0.01,
     num_segments: int = 1, max_arms: int = 2, label: str = "grid",
+    init_steps: int | None = None, init_constant: bool = False,
 ) -> GridResult:
     """Run stacked epsilon-greedy params for ``horizon`` visitors (per visitor or in blocks).
 
     ``simulate_fn(algorithm, params, num_steps, label=..., grid_ndim=1, record=...)`` is
-    ``ctx.simulate`` in experiments or :func:`default_simulate`.
+    ``ctx.simulate`` in experiments or :func:`default_simulate`. ``init_steps`` and
+    ``init_constant`` are those of :class:`~ldpjax.bandits.PolicyConfig` (the uniform-play
+    start of the dynamic schedules and, with ``init_constant``, of the constant strategy too).
+    The grid's configurations share their random numbers per seed (the engine's common random
+    numbers), so differences between configurations can be paired run by run.
     """
     if exact:
-        alg = epsilon_greedy(PolicyConfig(num_segments, max_arms))
+        alg = epsilon_greedy(PolicyConfig(num_segments, max_arms, init_steps=init_steps,
+                                          init_constant=init_constant))
         rec = record.combine(regret=record.total(lambda o: o.regret),
                              clicks=record.total(lambda o: o.click), spend=max_spend())
         res = simulate_fn(alg, params, horizon, label=label, grid_ndim=1, record=rec)
     else:
-        alg = batched_epsilon_greedy(BlockConfig(num_segments, max_arms, growth=growth))
+        alg = batched_epsilon_greedy(BlockConfig(num_segments, max_arms, growth=growth,
+                                                 init_steps=init_steps,
+                                                 init_constant=init_constant))
         n = jax.tree_util.tree_leaves(params)[0].shape[0]
         block = BlockParams(params, jnp.full((n,), horizon, jnp.int32), jnp.zeros((n,), jnp.int32))
         rec = record.combine(regret=record.total(lambda o: o.regret),
@@ -120,7 +289,8 @@ def run_epsilon_greedy_grid(
             raise RuntimeError("block schedule did not cover the horizon")
     return GridResult(labels, np.asarray(res.record["regret"], np.float64),
                       np.asarray(res.record["clicks"], np.float64),
-                      np.asarray(res.record["spend"], np.float64), exact)
+                      np.asarray(res.record["spend"], np.float64), exact,
+                      locked_in(res.state, params.ctr, params.num_arms))
 
 
 def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discount: float,
@@ -134,9 +304,12 @@ def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discou
     params = stack_params([gittins_params(env, config, discount)])
     res = simulate_fn(gittins_policy(config), params, horizon, label=label, grid_ndim=1,
                       record=rec)
+    locked = None
+    if hasattr(res.state, "shows"):
+        locked = locked_in(res.state, env.ctr[None], np.asarray(env.num_arms)[None])
     return GridResult([PolicyLabel("gittins", math.inf)], np.asarray(res.record["regret"],
                       np.float64), np.asarray(res.record["clicks"], np.float64),
-                      np.asarray(res.record["spend"], np.float64), True)
+                      np.asarray(res.record["spend"], np.float64), True, locked)
 
 
 def oracle_clicks(key: PRNGKey, env: Environment, horizon: int, num_seeds: int) -> GridResult:
@@ -147,8 +320,9 @@ def oracle_clicks(key: PRNGKey, env: Environment, horizon: int, num_seeds: int) 
                                    -1.0)))
     clicks = jax.random.binomial(key, float(horizon), best, (1, num_seeds))
     zeros = np.zeros((1, num_seeds))
+    # it always shows the best arm: never locked in
     return GridResult([PolicyLabel("oracle", math.inf)], zeros, np.asarray(clicks, np.float64),
-                      zeros, True)
+                      zeros, True, zeros)
 
 
 def default_simulate(key: PRNGKey, num_seeds: int) -> Callable:
@@ -167,14 +341,28 @@ def strategy_code_of(label: PolicyLabel) -> int:
 
 
 __all__ = [
+    "INIT_VISITS_HELP",
+    "PAPER_TITLE",
+    "SE_RULE",
     "GridResult",
     "PolicyLabel",
+    "constant_peak",
     "default_simulate",
     "epsilon_greedy_grid",
+    "fmt",
+    "gamma_axis",
+    "grows",
+    "horizon_text",
+    "init_config",
+    "init_text",
+    "locked_in",
     "oracle_clicks",
+    "paired",
+    "parse_init_visits",
     "resolve_data_dir",
     "run_epsilon_greedy_grid",
     "run_gittins",
+    "significant",
     "stack_params",
     "strategy_code_of",
 ]
