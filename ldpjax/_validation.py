@@ -5,6 +5,11 @@ Checks run only on *concrete* values (Python numbers, NumPy arrays, committed JA
 checks are skipped and the numerical functions instead return NaN for out-of-domain entries (see
 each function's docstring). A failed check raises ``ValueError`` that names the argument, the
 allowed range and the offending value.
+
+Budgets, ranges and counts are real numbers: :func:`check_range` and :func:`check_integer` refuse
+booleans (a Python ``bool``, a NumPy or JAX boolean array; ``r=True`` is not a truthful rate of
+1). The dtype is static, so this holds for traced values too. Checks meant for bits or masks use
+:func:`check`, which accepts booleans, or pass ``allow_bool=True``.
 """
 
 from __future__ import annotations
@@ -55,6 +60,33 @@ def check(name: str, value: Any, ok: Callable[[np.ndarray], np.ndarray], allowed
         raise ValueError(f"{name} must be {allowed}; got {_describe(arr, ~good)}")
 
 
+def is_bool(value: Any) -> bool:
+    """True for a Python ``bool`` or an array (NumPy, JAX, traced or not) of boolean dtype."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None and isinstance(value, (list, tuple)):
+        leaves = jax.tree_util.tree_leaves(value)
+        return bool(leaves) and all(is_bool(leaf) for leaf in leaves)
+    if dtype is None:
+        return False
+    try:
+        return np.dtype(dtype) == np.bool_
+    except TypeError:  # extended dtypes (PRNG keys)
+        return False
+
+
+def check_not_bool(name: str, value: Any, allowed: str) -> None:
+    """Raise ``ValueError`` if ``value`` is boolean (also when traced: the dtype is static)."""
+    if value is None or not is_bool(value):
+        return
+    if isinstance(value, (bool, np.bool_)):
+        shown = repr(bool(value))
+    else:
+        shown = f"a boolean array of shape {tuple(np.shape(value))}"
+    raise ValueError(f"{name} must be a number {allowed}, not a boolean; got {shown}")
+
+
 def check_range(
     name: str,
     value: Any,
@@ -63,8 +95,12 @@ def check_range(
     *,
     low_open: bool = False,
     high_open: bool = False,
+    allow_bool: bool = False,
 ) -> None:
-    """Check ``low <(=) value <(=) high`` entrywise on concrete values."""
+    """Check ``low <(=) value <(=) high`` entrywise on concrete values.
+
+    Booleans raise (also traced ones) unless ``allow_bool``.
+    """
 
     def ok(x: np.ndarray) -> np.ndarray:
         lo = x > low if low_open else x >= low
@@ -74,15 +110,24 @@ def check_range(
     allowed = (
         f"in {'(' if low_open else '['}{_fmt(low)}, {_fmt(high)}{')' if high_open else ']'}"
     )
+    if not allow_bool:
+        check_not_bool(name, value, allowed)
     check(name, value, ok, allowed)
 
 
-def check_integer(name: str, value: Any, low: int = -(2**62), high: int = 2**62) -> None:
-    """Check that a concrete ``value`` holds integers in ``[low, high]``."""
+def check_integer(
+    name: str, value: Any, low: int = -(2**62), high: int = 2**62, *, allow_bool: bool = False
+) -> None:
+    """Check that a concrete ``value`` holds integers in ``[low, high]``.
+
+    Booleans raise (also traced ones) unless ``allow_bool``.
+    """
     if high >= 2**62:
         allowed = f"an integer >= {_fmt(low)}"
     else:
         allowed = f"an integer in [{_fmt(low)}, {_fmt(high)}]"
+    if not allow_bool:
+        check_not_bool(name, value, f"({allowed})")
     check(name, value, lambda x: (x == np.round(x)) & (x >= low) & (x <= high), allowed)
 
 
@@ -110,8 +155,47 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
-def valid_or_nan(valid: jax.Array, value: jax.Array) -> jax.Array:
-    """Return ``value`` where ``valid`` holds and NaN elsewhere (the traced-input policy)."""
+def valid_or_nan(valid: jax.Array, value: jax.Array, *inputs: Any) -> jax.Array:
+    """Return ``value`` where ``valid`` holds and NaN elsewhere — in the gradient too.
+
+    The traced-input policy. The value is ``value * where(valid, 1, nan)``: bit for bit
+    ``value`` where valid (inf and -0.0 included), NaN where not, with the dtype, weak type and
+    broadcasting of ``jnp.where(valid, value, nan)``. Forward-mode derivatives of the invalid
+    entries are NaN. Reverse mode (``jax.grad``) needs the ``inputs`` the check was about:
+    where ``value`` was computed from a safe substitute (``where(valid, mu, 1.0)``) no
+    cotangent reaches ``mu``, so each float ``input`` is tied to the invalid entries by a term
+    that is 0 in value and has a NaN derivative there (``where`` would give a zero gradient,
+    and an optimiser could walk through an invalid budget). Inputs whose shape does not
+    broadcast to the output's are summed to a scalar first.
+
+    Note: a NaN entry stays NaN in the gradient even if a later step masks its *value* (e.g.
+    ``jnp.nanmean``), and with ``jax.jacrev`` over an array of budgets one invalid entry makes
+    the derivatives of shared inputs NaN; vmap over budgets keeps them apart.
+    """
     import jax.numpy as jnp
 
-    return jnp.where(valid, value, jnp.nan)
+    out = jnp.asarray(value) * jnp.where(valid, 1.0, jnp.nan)
+    ties = [_tie(x, out.shape) for x in inputs]
+    ties = [t for t in ties if t is not None]
+    if not ties:
+        return out
+    bad = jnp.where(valid, 0.0, jnp.nan)
+    return jnp.where(valid, out, (bad * sum(ties)).astype(out.dtype))
+
+
+def _tie(x: Any, shape: tuple[int, ...]) -> jax.Array | None:
+    """x - stop_gradient(x) (0 in value, derivative 1), shaped to broadcast to ``shape``."""
+    import jax.numpy as jnp
+
+    if x is None:
+        return None
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return None
+    tie = x - jax.lax.stop_gradient(x)
+    try:
+        if jnp.broadcast_shapes(tie.shape, shape) == tuple(shape):
+            return tie
+    except ValueError:
+        pass
+    return jnp.sum(tie)

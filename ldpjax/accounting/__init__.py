@@ -9,7 +9,13 @@ Gaussian DP (Dong, Roth & Su 2019): :func:`gdp_delta`, :func:`gdp_log_delta`,
 :func:`gaussian_mu`. Revealed mixtures (amplification by batching): :func:`gdp_mixture_delta`,
 :func:`gdp_mixture_tradeoff`. Pure DP: :func:`rr_epsilon`, :func:`rr_rate`,
 :func:`krr_explore_prob`, :func:`krr_budget`, :func:`pure_dp_tradeoff`,
-:func:`compose_parallel`, :func:`compose_sequential`.
+:func:`compose_parallel`, :func:`compose_sequential`. zCDP (Bun & Steinke 2016) converted to
+(eps, delta) (Canonne, Kamath & Steinke 2020, Cor. 13): :func:`zcdp_delta`, :func:`zcdp_epsilon`.
+
+Booleans are refused as budgets (``ValueError``, also when traced). A concrete delta is used
+through its float64 logarithm, so any valid delta (1e-300 included) works in float32; a concrete
+budget below the dtype's normal range (mu = 1e-40 in float32) counts as its smallest normal
+number. Traced out-of-domain arguments give NaN — and a NaN gradient.
 """
 
 from ldpjax.accounting.gdp import gaussian_mu
@@ -28,6 +34,8 @@ from ldpjax.accounting.pure import krr_explore_prob
 from ldpjax.accounting.pure import pure_dp_tradeoff
 from ldpjax.accounting.pure import rr_epsilon
 from ldpjax.accounting.pure import rr_rate
+from ldpjax.accounting.zcdp import zcdp_delta
+from ldpjax.accounting.zcdp import zcdp_epsilon
 
 __all__ = [
     "compose_parallel",
@@ -46,4 +54,6 @@ __all__ = [
     "pure_dp_tradeoff",
     "rr_epsilon",
     "rr_rate",
+    "zcdp_delta",
+    "zcdp_epsilon",
 ]

@@ -30,13 +30,15 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import erf, erfcx, log_ndtr, ndtr, ndtri
+from jax.scipy.special import erf, log_ndtr, ndtr, ndtri
+from jax.scipy.special import erfcx as _jax_erfcx
 
 from ldpjax import _validation as v
 from ldpjax.roots import bracketed_root
 from ldpjax.types import Array, ArrayLike
 
 _SQRT2 = math.sqrt(2.0)
+_SQRT_PI = math.sqrt(math.pi)
 _LOG_HALF = math.log(0.5)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -48,15 +50,56 @@ def _float(*xs: ArrayLike) -> tuple[Array, ...]:
     return tuple(jnp.asarray(x, dtype) for x in xs)
 
 
-def _check_representable(name: str, value: Array) -> None:
-    """delta in (0, 1) must stay in (0, 1) after the cast to the computation dtype."""
-    if v.is_concrete(value):
-        arr = np.asarray(value)
-        if np.any((arr <= 0) | (arr >= 1)):
-            raise ValueError(
-                f"{name} must be in (0, 1) in the computation dtype {arr.dtype}; a value "
-                "rounds to 0 or 1 there (use float64: jax.config.update('jax_enable_x64', True))"
-            )
+def round_up_tiny(value: ArrayLike, dtype) -> Array:
+    """``value`` in ``dtype``, a concrete positive entry below its normal range raised to it.
+
+    A budget such as mu = 1e-40 is valid, but float32 (whose normal numbers end near 1.2e-38)
+    holds it as a subnormal that XLA flushes to 0, an invalid budget. Raising it to the
+    smallest normal number makes the claim one for a (negligibly) larger budget, which is
+    conservative for every budget whose privacy loss grows with it (mu, r, xi, rho). Traced
+    values are cast unchanged.
+    """
+    if not v.is_concrete(value):
+        return jnp.asarray(value, dtype)
+    arr = np.asarray(value, np.float64)
+    tiny = float(jnp.finfo(dtype).tiny)
+    arr = np.where((arr > 0) & (arr < tiny), tiny, arr)
+    return jnp.asarray(arr, dtype)
+
+
+def log_probability(p: ArrayLike, dtype) -> Array:
+    """log p in ``dtype``; a concrete p is logged in float64 first.
+
+    So a valid delta far below the dtype's range (1e-300 in float32, where it would round to 0)
+    keeps its value as a logarithm (-690.8, representable in float32). Traced p: ``log(p)`` in
+    its own dtype. p = 0 gives -inf; a negative or NaN p gives NaN.
+    """
+    if v.is_concrete(p):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return jnp.asarray(np.log(np.asarray(p, np.float64)), dtype)
+    return jnp.log(jnp.asarray(p, dtype))
+
+
+def erfcx(x: Array) -> Array:
+    """exp(x^2) erfc(x), also where ``jax.scipy.special.erfcx`` has holes.
+
+    JAX's erfcx returns 0 (or garbage) where erfc(x) underflows before the rescaling: in
+    float32 for x in about [9.19, 9.42], in float64 near x = 26.5. Beyond x0 = 9 (float32) or
+    25 (float64) this uses the asymptotic series
+    erfcx(x) = 1 / (x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2 x^2)^k with 8 terms, whose
+    truncation error (the 9th term: below 5e-12 at x = 9, 4e-19 at x = 25) is below the dtype's
+    precision.
+    """
+    x = jnp.asarray(x)
+    x0 = 25.0 if x.dtype == jnp.float64 else 9.0
+    large = x >= x0
+    safe = jnp.where(large, x, x0)
+    z = 0.5 / (safe * safe)
+    series = jnp.zeros_like(z)
+    for coefficient in (-135135.0, 10395.0, -945.0, 105.0, -15.0, 3.0, -1.0, 1.0):
+        series = series * z + coefficient
+    asymptotic = series / (safe * _SQRT_PI)
+    return jnp.where(large, asymptotic, _jax_erfcx(jnp.where(large, 0.0, x)))
 
 
 # --------------------------------------------------------------------------- privacy profile
@@ -111,7 +154,7 @@ def _log_delta(mu: Array, eps: Array) -> Array:
         jnp.where(jnp.isinf(eps), -jnp.inf, 0.0),  # eps = inf -> delta = 0; mu = inf -> 1
     )
     valid = (mu > 0) & (eps >= 0)
-    return v.valid_or_nan(valid, out)
+    return v.valid_or_nan(valid, out, mu, eps)
 
 
 _log_delta_jit = jax.jit(_log_delta)
@@ -130,7 +173,8 @@ def gdp_log_delta(mu: ArrayLike, eps: ArrayLike) -> Array:
     """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("eps", eps, 0.0, jnp.inf)
-    return _log_delta_jit(*_float(mu, eps))
+    mu, eps = _float(mu, eps)
+    return _log_delta_jit(round_up_tiny(mu, mu.dtype), eps)
 
 
 def gdp_delta(mu: ArrayLike, eps: ArrayLike) -> Array:
@@ -161,13 +205,16 @@ def _eps_residual(eps: Array, mu: Array, log_delta_target: Array) -> Array:
 def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> Array:
     """Smallest eps >= 0 such that a mu-GDP mechanism is (eps, delta)-DP.
 
-    Solves ``gdp_delta(mu, eps) = delta`` by a safeguarded Newton method on log delta over the
-    bracket [0, mu (mu/2 - Phi^{-1}(delta))] (at the right end Phi(a) = delta > delta(eps)).
-    The gradient is exact, by the implicit function theorem:
+    Solves ``log gdp_delta(mu, eps) = log delta`` by a safeguarded Newton method over the bracket
+    [0, mu (mu/2 + sqrt(-2 log delta))] (at the right end Phi(a) <= delta / 2, with
+    a = -eps/mu + mu/2, so delta(eps) < delta). Working with log delta keeps every valid delta
+    usable: a concrete delta = 1e-300 is logged in float64 before the cast, so float32 gives
+    a finite eps too. The gradient is exact, by the implicit function theorem:
     d eps / d mu = phi(a) / (e^eps Phi(b)), d eps / d delta = -1 / (e^eps Phi(b)).
 
     Args:
-      mu: GDP parameter, in (0, inf]; ``mu = inf`` gives eps = inf; mu -> 0 gives eps -> 0.
+      mu: GDP parameter, in (0, inf]; ``mu = inf`` gives eps = inf; mu -> 0 gives eps -> 0
+        (a concrete mu below the dtype's normal range counts as its smallest normal number).
       delta: in (0, 1). When delta >= delta(0) = 2 Phi(mu/2) - 1 the answer is eps = 0.
 
     Example:
@@ -176,27 +223,31 @@ def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> Array:
     """
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    mu, delta = _float(mu, delta)
-    _check_representable("delta", delta)
-    return _gdp_epsilon(mu, delta)
+    dtype = jnp.result_type(*_float(mu, delta))
+    mu = round_up_tiny(mu, dtype)
+    log_delta = log_probability(delta, dtype)
+    eps = epsilon_at_log_delta(mu, log_delta)
+    return v.valid_or_nan(log_delta > -jnp.inf, eps, mu, delta)  # delta = 0: not in (0, 1)
 
 
 @jax.jit
-def _gdp_epsilon(mu: Array, delta: Array) -> Array:
-    mu, delta = jnp.broadcast_arrays(mu, delta)
-    valid = (mu > 0) & (delta > 0) & (delta < 1)
-    finite_mu = jnp.isfinite(mu)
-    safe_mu = jnp.where(finite_mu & valid, mu, 1.0)
-    delta_at_zero = erf(safe_mu / (2.0 * _SQRT2))
-    zero = delta >= delta_at_zero
-    safe_delta = jnp.where(valid & ~zero, delta, 0.5 * delta_at_zero)
-    hi = safe_mu * (0.5 * safe_mu - ndtri(safe_delta))
-    root = bracketed_root(
-        _eps_residual, jnp.zeros_like(hi), hi, safe_mu, jnp.log(safe_delta), num_iters=64
-    )
+def epsilon_at_log_delta(mu: Array, log_delta: Array) -> Array:
+    """eps(delta) of mu-GDP from L = log delta in [-inf, 0) (no concrete checks).
+
+    L = -inf (delta = 0) gives eps = inf; NaN (value and gradient) outside the domain.
+    """
+    mu, log_delta = jnp.broadcast_arrays(*_float(mu, log_delta))
+    valid = (mu > 0) & (log_delta < 0)
+    finite = valid & jnp.isfinite(mu) & (log_delta > -jnp.inf)
+    safe_mu = jnp.where(finite, mu, 1.0)
+    safe_log = jnp.where(finite, log_delta, -1.0)
+    # delta(0) = 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)); eps = 0 when delta >= delta(0)
+    zero = safe_log >= jnp.log(erf(safe_mu / (2.0 * _SQRT2)))
+    hi = safe_mu * (0.5 * safe_mu + jnp.sqrt(-2.0 * safe_log))
+    root = bracketed_root(_eps_residual, jnp.zeros_like(hi), hi, safe_mu, safe_log, num_iters=64)
     eps = jnp.where(zero, 0.0, root)
-    eps = jnp.where(finite_mu, eps, jnp.inf)
-    return v.valid_or_nan(valid, eps)
+    eps = jnp.where(finite, eps, jnp.inf)  # mu = inf or delta = 0
+    return v.valid_or_nan(valid, eps, mu, log_delta)
 
 
 def _mu_residual(log_mu: Array, eps: Array, log_delta_target: Array) -> Array:
@@ -219,21 +270,20 @@ def gdp_mu(eps: ArrayLike, delta: ArrayLike) -> Array:
     """
     v.check_range("eps", eps, 0.0, 1e3)
     v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    eps, delta = _float(eps, delta)
-    _check_representable("delta", delta)
-    return _gdp_mu(eps, delta)
+    (eps,) = _float(eps, delta)[:1]
+    return _gdp_mu(eps, log_probability(delta, eps.dtype))
 
 
 @jax.jit
-def _gdp_mu(eps: Array, delta: Array) -> Array:
-    eps, delta = jnp.broadcast_arrays(eps, delta)
-    valid = (eps >= 0) & (eps <= 1e3) & (delta > 0) & (delta < 1)
+def _gdp_mu(eps: Array, log_delta: Array) -> Array:
+    eps, log_delta = jnp.broadcast_arrays(eps, log_delta)
+    valid = (eps >= 0) & (eps <= 1e3) & (log_delta < 0) & (log_delta > -jnp.inf)
     safe_eps = jnp.where(valid, eps, 1.0)
-    safe_delta = jnp.where(valid, delta, 0.5)
+    safe_log = jnp.where(valid, log_delta, math.log(0.5))
     lo = jnp.full_like(safe_eps, math.log(1e-8))
     hi = jnp.full_like(safe_eps, math.log(1e4))
-    log_mu = bracketed_root(_mu_residual, lo, hi, safe_eps, jnp.log(safe_delta), num_iters=96)
-    return v.valid_or_nan(valid, jnp.exp(log_mu))
+    log_mu = bracketed_root(_mu_residual, lo, hi, safe_eps, safe_log, num_iters=96)
+    return v.valid_or_nan(valid, jnp.exp(log_mu), eps, log_delta)
 
 
 # --------------------------------------------------------------------------- curves and algebra
@@ -253,10 +303,11 @@ def gdp_tradeoff(mu: ArrayLike, alpha: ArrayLike) -> Array:
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_range("alpha", alpha, 0.0, 1.0)
     mu, alpha = _float(mu, alpha)
+    mu = round_up_tiny(mu, mu.dtype)
     valid = (mu > 0) & (alpha >= 0) & (alpha <= 1)
     out = ndtr(-ndtri(alpha) - mu)
     out = jnp.where(jnp.isinf(mu) & (alpha > 0), 0.0, out)
-    return v.valid_or_nan(valid, out)
+    return v.valid_or_nan(valid, out, mu, alpha)
 
 
 def gdp_compose(mus: ArrayLike, axis: int = -1) -> Array:
@@ -277,7 +328,7 @@ def gdp_compose(mus: ArrayLike, axis: int = -1) -> Array:
     squares = jnp.sum(mus * mus, axis=axis)
     positive = squares > 0
     out = jnp.where(positive, jnp.sqrt(jnp.where(positive, squares, 1.0)), 0.0)
-    return v.valid_or_nan(jnp.all(mus >= 0, axis=axis), out)
+    return v.valid_or_nan(jnp.all(mus >= 0, axis=axis), out, jnp.sum(mus, axis=axis))
 
 
 def gaussian_mu(sensitivity: ArrayLike, sigma: ArrayLike) -> Array:
@@ -297,7 +348,7 @@ def gaussian_mu(sensitivity: ArrayLike, sigma: ArrayLike) -> Array:
     valid = (sensitivity >= 0) & (sigma >= 0)
     out = jnp.where(sigma > 0, sensitivity / jnp.where(sigma > 0, sigma, 1.0), jnp.inf)
     out = jnp.where(sensitivity == 0, 0.0, out)
-    return v.valid_or_nan(valid, out)
+    return v.valid_or_nan(valid, out, sensitivity, sigma)
 
 
 __all__ = [

@@ -13,7 +13,7 @@
   same person in several analyses) is the sum.
 
 Traced inputs: argument checks run on concrete values only; under ``jit`` out-of-domain entries
-give NaN.
+give NaN, in the gradient too. Booleans are refused (``r=True`` is not a rate).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import jax.numpy as jnp
 
 from ldpjax import _validation as v
 from ldpjax.accounting.gdp import _float as _f
+from ldpjax.accounting.gdp import round_up_tiny
 from ldpjax.types import Array, ArrayLike
 
 
@@ -37,11 +38,12 @@ def rr_epsilon(r: ArrayLike) -> Array:
     """
     v.check_range("r", r, 0.0, 1.0, low_open=True)
     (r,) = _f(r)
+    r = round_up_tiny(r, r.dtype)  # r = 1e-40 is valid: not a float32 0
     valid = (r > 0) & (r <= 1)
     below_one = r < 1
     safe = jnp.where(below_one, r, 0.5)
     out = jnp.where(below_one, jnp.log1p(safe) - jnp.log1p(-safe), jnp.inf)
-    return v.valid_or_nan(valid, out)
+    return v.valid_or_nan(valid, out, r)
 
 
 def rr_rate(eps: ArrayLike) -> Array:
@@ -56,7 +58,7 @@ def rr_rate(eps: ArrayLike) -> Array:
     """
     v.check_range("eps", eps, 0.0, jnp.inf)
     (eps,) = _f(eps)
-    return v.valid_or_nan(eps >= 0, jnp.tanh(0.5 * eps))
+    return v.valid_or_nan(eps >= 0, jnp.tanh(0.5 * eps), eps)
 
 
 def krr_explore_prob(xi: ArrayLike, k: ArrayLike) -> Array:
@@ -77,9 +79,10 @@ def krr_explore_prob(xi: ArrayLike, k: ArrayLike) -> Array:
     v.check_range("xi", xi, 0.0, jnp.inf)
     v.check_integer("k", k, 2)
     xi, k = _f(xi, k)
+    xi = round_up_tiny(xi, xi.dtype)
     decay = jnp.exp(-xi)
     out = k * decay / (1.0 + (k - 1.0) * decay)
-    return v.valid_or_nan((xi >= 0) & (k >= 2), out)
+    return v.valid_or_nan((xi >= 0) & (k >= 2), out, xi, k)
 
 
 def krr_budget(explore_prob: ArrayLike, k: ArrayLike) -> Array:
@@ -101,7 +104,7 @@ def krr_budget(explore_prob: ArrayLike, k: ArrayLike) -> Array:
     positive = p > 0
     safe = jnp.where(positive, p, 1.0)
     out = jnp.where(positive, jnp.log1p(k * (1.0 - safe) / safe), jnp.inf)
-    return v.valid_or_nan((p >= 0) & (p <= 1) & (k >= 2), out)
+    return v.valid_or_nan((p >= 0) & (p <= 1) & (k >= 2), out, p, k)
 
 
 def pure_dp_tradeoff(eps: ArrayLike, alpha: ArrayLike) -> Array:
@@ -124,7 +127,7 @@ def pure_dp_tradeoff(eps: ArrayLike, alpha: ArrayLike) -> Array:
         jnp.maximum(0.0, 1.0 - jnp.exp(safe) * alpha), jnp.exp(-safe) * (1.0 - alpha)
     )
     out = jnp.where(finite, out, 0.0)
-    return v.valid_or_nan((eps >= 0) & (alpha >= 0) & (alpha <= 1), out)
+    return v.valid_or_nan((eps >= 0) & (alpha >= 0) & (alpha <= 1), out, eps, alpha)
 
 
 def compose_parallel(budgets: ArrayLike, axis: int | None = -1) -> Array:
@@ -143,7 +146,7 @@ def compose_parallel(budgets: ArrayLike, axis: int | None = -1) -> Array:
     """
     v.check_range("budgets", budgets, 0.0, jnp.inf)
     (b,) = _f(budgets)
-    return v.valid_or_nan(jnp.all(b >= 0, axis=axis), jnp.max(b, axis=axis))
+    return v.valid_or_nan(jnp.all(b >= 0, axis=axis), jnp.max(b, axis=axis), jnp.sum(b, axis=axis))
 
 
 def compose_sequential(budgets: ArrayLike, axis: int | None = -1) -> Array:
@@ -162,7 +165,7 @@ def compose_sequential(budgets: ArrayLike, axis: int | None = -1) -> Array:
     """
     v.check_range("budgets", budgets, 0.0, jnp.inf)
     (b,) = _f(budgets)
-    return v.valid_or_nan(jnp.all(b >= 0, axis=axis), jnp.sum(b, axis=axis))
+    return v.valid_or_nan(jnp.all(b >= 0, axis=axis), jnp.sum(b, axis=axis), jnp.sum(b, axis=axis))
 
 
 __all__ = [

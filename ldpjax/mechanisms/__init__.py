@@ -39,6 +39,7 @@ from ldpjax.mechanisms.events import DiscreteGaussianEvent
 from ldpjax.mechanisms.events import GaussianEvent
 from ldpjax.mechanisms.events import GaussianMixtureEvent
 from ldpjax.mechanisms.events import KaryRandomizedResponseEvent
+from ldpjax.mechanisms.events import LaplaceEvent
 from ldpjax.mechanisms.events import NoPrivacyEvent
 from ldpjax.mechanisms.events import ParallelEvent
 from ldpjax.mechanisms.events import RandomizedResponseEvent
@@ -74,6 +75,7 @@ __all__ = [
     "GaussianEvent",
     "GaussianMixtureEvent",
     "KaryRandomizedResponseEvent",
+    "LaplaceEvent",
     "NoPrivacyEvent",
     "ParallelEvent",
     "RandomizedResponseEvent",

@@ -237,7 +237,7 @@ def laplace_claim(sensitivity, eps, granularity: float | None = None, dim: int =
     (smaller or equal) D / t of the granular path.
 
     Example:
-      >>> float(laplace_claim(1.0, 0.7).eps)
+      >>> round(float(laplace_claim(1.0, 0.7).eps), 6)
       0.7
     """
     from ldpjax.mechanisms.events import LaplaceEvent

@@ -246,8 +246,9 @@ def fail_closed(value: ArrayLike, x: ArrayLike) -> Array:
 
 def composed_uses(event, uses: int):
     """``event`` used ``uses`` times by the same record: the event itself for one use, else
-    ``ComposedEvent((event,) * uses)`` (sequential composition)."""
-    return event if uses == 1 else mechanisms.ComposedEvent((event,) * uses)
+    ``SelfComposedEvent(event, uses)`` (the sequential composition of ``uses`` copies, stored
+    once so ``run.json`` stays small)."""
+    return event if uses == 1 else mechanisms.SelfComposedEvent(event, uses)
 
 
 def per_client_claim(parts: Sequence, uses: Sequence[int] | None):

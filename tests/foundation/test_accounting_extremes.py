@@ -1,8 +1,11 @@
-"""Accountants at the edges: float32 at extreme arguments, NaN under ``jit`` for every one.
+"""Accountants at the edges: float32 at extreme arguments, NaN under ``jit`` for every one, and
+a NaN gradient at every invalid budget.
 
-Closes two gaps found by mutation testing: a float32-only overflow in ``gdp_delta`` at large mu
-(no float32 test at extreme arguments) and NaN-under-``jit`` removed from the pure-DP accountants
-(only the GDP ones were tested for it).
+Closes gaps found by mutation testing: a float32-only overflow in ``gdp_delta`` at large mu (no
+float32 test at extreme arguments), NaN-under-``jit`` removed from the pure-DP accountants (only
+the GDP ones were tested for it), zero gradients at invalid budgets (``jnp.where`` masks the
+cotangent), and holes in ``jax.scipy.special.erfcx`` (0 in float32 for x in [9.19, 9.42]) that
+made ``gdp_log_delta`` -inf, so eps(delta) stalled for deltas near 1e-39.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import numpy as np
 import pytest
 
 from ldpjax import accounting as acc
+from ldpjax.accounting.gdp import erfcx
 
 
 def test_gdp_delta_float32_matches_float64_at_extremes():
@@ -55,6 +59,17 @@ NAN_UNDER_JIT = [
     ("gdp_epsilon", lambda x: acc.gdp_epsilon(1.0, x), [jnp.nan, 0.0, 1.0]),
     ("gdp_mu", lambda x: acc.gdp_mu(x, 1e-5), [jnp.nan, -1.0]),
     ("gdp_tradeoff", lambda x: acc.gdp_tradeoff(x, 0.1), [jnp.nan, -1.0]),
+    ("gdp_log_delta(eps)", lambda x: acc.gdp_log_delta(1.0, x), [jnp.nan, -1.0]),
+    ("gdp_compose", lambda x: acc.gdp_compose(jnp.stack([1.0, x])), [jnp.nan, -1.0]),
+    ("gaussian_mu", lambda x: acc.gaussian_mu(1.0, x), [jnp.nan, -1.0]),
+    ("gdp_mixture_delta", lambda x: acc.gdp_mixture_delta(jnp.stack([x, 1.0]), jnp.array([0.5, 0.5]), 1.0),
+     [jnp.nan, -1.0, 0.0]),
+    ("gdp_mixture_delta(weights)", lambda x: acc.gdp_mixture_delta(jnp.array([1.0, 2.0]), jnp.stack([x, 1.0 - x]), 1.0),
+     [jnp.nan, -0.5]),
+    ("gdp_mixture_tradeoff", lambda x: acc.gdp_mixture_tradeoff(jnp.stack([x, 1.0]), jnp.array([0.5, 0.5]), 0.1),
+     [jnp.nan, -1.0]),
+    ("zcdp_delta", lambda x: acc.zcdp_delta(x, 1.0), [jnp.nan, -1.0]),
+    ("zcdp_epsilon", lambda x: acc.zcdp_epsilon(0.5, x), [jnp.nan, -0.1, 1.0]),
 ]
 
 
@@ -65,3 +80,44 @@ def test_every_accountant_is_nan_under_jit(name, fn, bad):
     for value in bad:
         with pytest.raises(ValueError):
             fn(float(value))
+
+
+@pytest.mark.parametrize("name,fn,bad", NAN_UNDER_JIT, ids=[n for n, _, _ in NAN_UNDER_JIT])
+def test_every_accountant_has_a_nan_gradient_at_an_invalid_budget(name, fn, bad):
+    grads = np.asarray(jax.jit(jax.vmap(jax.grad(fn)))(jnp.asarray(bad, jnp.float32)))
+    assert np.all(np.isnan(grads)), (name, grads)
+
+
+def test_booleans_are_not_budgets():
+    for call in (lambda: acc.rr_epsilon(True), lambda: acc.gdp_delta(True, 1.0),
+                 lambda: acc.krr_explore_prob(1.0, np.array([True])),
+                 lambda: acc.gdp_epsilon(1.0, jnp.asarray(False))):
+        with pytest.raises(ValueError, match="not a boolean"):
+            call()
+    with pytest.raises(ValueError, match="^r must be a number"):
+        jax.jit(acc.rr_epsilon)(jnp.asarray(True))  # the dtype is static: also when traced
+
+
+def test_erfcx_has_no_holes():
+    from scipy.special import erfcx as reference
+
+    x32 = np.linspace(0.0, 60.0, 60001, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(erfcx(jnp.asarray(x32))), reference(x32.astype(float)),
+                               rtol=2e-6)
+    with jax.enable_x64(True):
+        x64 = np.concatenate([np.linspace(0.0, 60.0, 60001), np.geomspace(60.0, 1e12, 200)])
+        np.testing.assert_allclose(np.asarray(erfcx(jnp.asarray(x64))), reference(x64), rtol=1e-13)
+
+
+def test_log_delta_float32_where_delta_underflows():
+    # log delta of 5-GDP for eps in [70, 90] spans -72 .. -115: float32 must follow float64
+    eps = np.linspace(70.0, 90.0, 41)
+    f32 = np.asarray(acc.gdp_log_delta(jnp.float32(5.0), jnp.asarray(eps, jnp.float32)))
+    with jax.enable_x64(True):
+        f64 = np.asarray(acc.gdp_log_delta(5.0, eps))
+    assert np.all(np.isfinite(f32))
+    np.testing.assert_allclose(f32, f64, rtol=2e-6)
+    eps_at = np.asarray(acc.gdp_epsilon(jnp.float32(5.0), np.array([1e-38, 1e-39, 5e-40, 1e-45])))
+    with jax.enable_x64(True):
+        ref = np.asarray(acc.gdp_epsilon(5.0, np.array([1e-38, 1e-39, 5e-40, 1e-45])))
+    np.testing.assert_allclose(eps_at, ref, rtol=1e-5)

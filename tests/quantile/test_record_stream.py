@@ -115,7 +115,7 @@ def test_a_stream_longer_than_the_records_raises(name):
     # a stream of exactly n_k reports needs no reuse and claims the single-use event
     exact = ALGORITHMS[name](3)
     event = exact.privacy_event(params)
-    assert not any(isinstance(e, mechanisms.ComposedEvent) for e in event.events)
+    assert not any(isinstance(e, mechanisms.SelfComposedEvent) for e in event.events)
 
 
 @pytest.mark.parametrize("name", ["local_sgd", "divide_and_conquer", "single"])
@@ -131,8 +131,8 @@ def test_reuse_claims_the_m_fold_composition(name, x64):
         if m == 1:
             assert isinstance(part, mechanisms.RandomizedResponseEvent)
         else:
-            assert isinstance(part, mechanisms.ComposedEvent) and len(part.events) == m
-            assert all(float(e.r) == pytest.approx(r) for e in part.events)
+            assert isinstance(part, mechanisms.SelfComposedEvent) and int(part.count) == m
+            assert float(part.event.r) == pytest.approx(r)
     expected = max(m * _rr_eps(r) for m, r in zip(uses, RATES, strict=True))
     assert float(mechanisms.epsilon(event, 0.0)) == pytest.approx(expected, rel=1e-9)
     steps = budget
@@ -147,14 +147,15 @@ def test_dp_sgd_reuse_composes_gaussian_releases_exactly(x64):
     uses = [math.ceil(10 / n) for n in COUNTS]
     mu = np.asarray(Q.dp_sgd_mu(RATES, 1e-5))
     for part, m in zip(event.events, uses, strict=True):
-        parts = part.events if isinstance(part, mechanisms.ComposedEvent) else (part,)
-        assert len(parts) == m and all(isinstance(e, mechanisms.GaussianEvent) for e in parts)
+        count = int(part.count) if isinstance(part, mechanisms.SelfComposedEvent) else 1
+        inner = part.event if count > 1 else part
+        assert count == m and isinstance(inner, mechanisms.GaussianEvent)
     # m mu-GDP releases of the same record are (mu sqrt(m))-GDP exactly
     composed = mechanisms.ParallelEvent(tuple(mechanisms.GaussianEvent(u * np.sqrt(m)) for u, m in zip(mu, uses, strict=True)))
     assert float(mechanisms.epsilon(event, 1e-5)) == pytest.approx(float(mechanisms.epsilon(composed, 1e-5)), rel=1e-9)
     granular = Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1), granularity=2.0**-5, calibration="gaussian").privacy_event(params)
-    assert len(granular.events[1].events) == 4
-    assert all(isinstance(e, mechanisms.DiscreteGaussianEvent) for e in granular.events[1].events)
+    assert int(granular.events[1].count) == 4
+    assert isinstance(granular.events[1].event, mechanisms.DiscreteGaussianEvent)
 
 
 def test_the_issue_setting_needs_reuse_and_then_claims_forty_uses():
@@ -187,7 +188,7 @@ def test_single_pooled_counts_are_a_fixed_apportionment():
     grid = Q.quantile_params(0.5, 0.6, clients)._replace(
         weights=jnp.asarray([[0.25] * 4, [0.7, 0.1, 0.1, 0.1]]), r=jnp.full((2, 4), 0.6))
     event = Q.single(Q.SingleConfig(2)).privacy_event(grid)
-    assert [1 if isinstance(e, mechanisms.RandomizedResponseEvent) else len(e.events) for e in event.events] == [2, 1, 1, 1]
+    assert [1 if isinstance(e, mechanisms.RandomizedResponseEvent) else int(e.count) for e in event.events] == [2, 1, 1, 1]
 
 
 def test_record_clients_validates_max_uses():
