@@ -114,16 +114,16 @@ def release_dtype(*values: ArrayLike):
     return dtype
 
 
-def poison(valid: ArrayLike, value: ArrayLike) -> Array:
+def poison(valid: ArrayLike, value: ArrayLike, *inputs: ArrayLike) -> Array:
     """``value`` where ``valid``, NaN elsewhere — also in the gradient.
 
-    ``jnp.where(valid, value, nan)`` would give a zero gradient on the invalid branch; multiplying
-    by ``where(valid, 1, nan)`` keeps ``value`` bit for bit where valid and makes both the value
-    and every derivative NaN where not, so an optimiser cannot silently walk through it.
+    Bit for bit ``value`` where valid; NaN value and NaN derivatives where not. Pass the
+    ``inputs`` the check was about (a budget, a sensitivity): where ``value`` was computed from a
+    safe substitute no reverse-mode cotangent would reach them, so each is tied to the invalid
+    entries by a term that is 0 in value with a NaN derivative
+    (:func:`ldpjax._validation.valid_or_nan`). An optimiser cannot walk through an invalid budget.
     """
-    value = jnp.asarray(value)
-    factor = jnp.where(valid, jnp.ones((), value.dtype), jnp.full((), jnp.nan, value.dtype))
-    return value * factor
+    return v.valid_or_nan(valid, jnp.asarray(value), *inputs)
 
 
 def mu_ok(mu: ArrayLike, allow_inf: bool = True) -> Array:
@@ -209,7 +209,7 @@ def check_categories(name: str, category: ArrayLike, k: ArrayLike) -> None:
                 f"got {bad.tolist()}"
             )
     else:
-        v.check_integer(name, arr, 0)
+        v.check_integer(name, arr, 0, allow_bool=True)
 
 
 def check_power_of_two(name: str, value: float | None) -> None:

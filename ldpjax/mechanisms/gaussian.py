@@ -79,7 +79,8 @@ def gaussian_noise_scale(sensitivity: ArrayLike, mu: ArrayLike) -> Array:
     mu = jnp.asarray(mu, dtype)
     finite = jnp.isfinite(mu)
     scale = jnp.where(finite, sensitivity / jnp.where(finite & (mu > 0), mu, 1.0), 0.0)
-    return dom.poison(dom.mu_ok(mu, allow_inf) & dom.sensitivity_ok(sensitivity), scale)
+    return dom.poison(dom.mu_ok(mu, allow_inf) & dom.sensitivity_ok(sensitivity), scale,
+                      sensitivity, mu)
 
 
 def rounded_sensitivity(

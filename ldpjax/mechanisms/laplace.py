@@ -74,7 +74,8 @@ def laplace_noise_scale(sensitivity: ArrayLike, eps: ArrayLike) -> Array:
     sensitivity, eps = jnp.asarray(sensitivity, dtype), jnp.asarray(eps, dtype)
     finite = jnp.isfinite(eps)
     scale = jnp.where(finite, sensitivity / jnp.where(finite & (eps > 0), eps, 1.0), 0.0)
-    return dom.poison(dom.mu_ok(eps, allow_inf) & dom.sensitivity_ok(sensitivity), scale)
+    return dom.poison(dom.mu_ok(eps, allow_inf) & dom.sensitivity_ok(sensitivity), scale,
+                      sensitivity, eps)
 
 
 def _geometric_from_bits(words: Array, dtype) -> tuple[Array, Array]:

@@ -210,7 +210,7 @@ def debias_randomized_response(report: ArrayLike, r: ArrayLike) -> Array:
     r = jnp.asarray(r, report.dtype)
     ok = dom.rate_ok(r)
     out = (report - 0.5 * (1.0 - r)) / jnp.where(ok, r, 1.0)
-    return dom.poison(ok, out)
+    return dom.poison(ok, out, r)
 
 
 __all__ = [

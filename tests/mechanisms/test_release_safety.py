@@ -62,6 +62,17 @@ def test_traced_degenerate_values_give_nan(name):
     assert np.all(np.isnan(out)), out
 
 
+@pytest.mark.parametrize("bad", [-1.0, 0.0, float("nan")])
+def test_gradient_at_an_invalid_budget_is_nan(bad):
+    # a zero gradient would let an optimiser walk through an invalid budget
+    float_release = lambda mu: jnp.sum(M.gaussian_mechanism(KEY, X3, 1.0, mu))
+    laplace_release = lambda eps: jnp.sum(M.laplace_mechanism(KEY, X3, 1.0, eps))
+    debias = lambda r: M.debias_randomized_response(1.0, r)
+    for fn in (float_release, laplace_release, debias):
+        assert np.isnan(float(jax.grad(fn)(bad)))
+        assert np.isfinite(float(jax.grad(fn)(0.5)))
+
+
 def test_concrete_zero_sensitivity_raises():
     with pytest.raises(ValueError, match="sensitivity"):
         _gauss(1.0, 0.0)
