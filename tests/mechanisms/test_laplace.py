@@ -111,8 +111,12 @@ def test_audit_granular_laplace():
 
     n = 400_000
     keys = jax.random.split(KEY, 2)
-    outs = [np.asarray(M.laplace_mechanism(k, jnp.full(n, x), 1.0, 1.0, granularity=2**-4,
-                                           domain=(0.0, 1.0))) for k, x in zip(keys, (0.0, 1.0))]
+
+    def releases(key, x):  # n independent scalar releases (one record each)
+        one = lambda k: M.laplace_mechanism(k, x, 1.0, 1.0, granularity=2**-4, domain=(0.0, 1.0))
+        return np.asarray(jax.jit(jax.vmap(one))(jax.random.split(key, n)))
+
+    outs = [releases(k, x) for k, x in zip(keys, (0.0, 1.0), strict=True)]
     cuts = [-1.0, 0.0, 0.5, 1.0, 2.0]
     hits = [[int(np.sum(o > c)) for c in cuts] for o in outs]
     eps_low = audit_epsilon(hits[0], hits[1], n, 0.0)
