@@ -29,36 +29,16 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from scipy import stats
 
 import ldpjax.quantile as Q
 from ldpjax import mechanisms
 from ldpjax.engine import make_key, record, simulate
+from tests.mechanisms.test_audit import audit_epsilon  # the same Clopper-Pearson bound, 1 - 1e-6
 
 CONFIDENCE_FAILURE = 1e-6
 RATE = 0.5  # single-use claim log((1 + r) / (1 - r)) = log 3
 CUTS = np.linspace(-1.0, 1.0, 41)  # estimates of these runs lie in (-1, 1) (RR: |q| <= 0.2 per report)
 FINAL = record.last(lambda o: o.estimate)
-
-
-def _cp_low(k: int, n: int, a: float) -> float:
-    return 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
-
-
-def _cp_high(k: int, n: int, a: float) -> float:
-    return 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
-
-
-def audit_epsilon(hits0: list[int], hits1: list[int], n: int, delta: float) -> float:
-    """Largest Clopper-Pearson lower bound on eps over the events (both directions)."""
-    a = CONFIDENCE_FAILURE / (4 * len(hits0))
-    best = 0.0
-    for k0, k1 in zip(hits0, hits1, strict=True):
-        for ka, kb in ((k0, k1), (k1, k0)):
-            low, high = _cp_low(ka, n, a) - delta, _cp_high(kb, n, a)
-            if low > 0:
-                best = max(best, float(np.log(low / high)))
-    return best
 
 
 class Case(NamedTuple):
