@@ -124,6 +124,31 @@ def _check_domain(domain) -> tuple[float, float] | None:
     return lower, upper
 
 
+def prepare_release(value, sensitivity, budget, budget_name: str, domain, granularity):
+    """The boundary checks every real-valued release shares: ``(value, domain, in_domain)``.
+
+    Concrete out-of-domain values, sensitivities, budgets, domains or granularities raise
+    ``ValueError`` (float16 / bfloat16 too); ``value`` comes back as float32 or float64 and
+    ``in_domain`` is the traced check (inside ``domain``, or finite) that poisons the release.
+    """
+    dom.check_precision("value", value)
+    dom.check_floating("value", value)
+    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
+    v.check_range(budget_name, budget, 0.0, jnp.inf, low_open=True)
+    for name, x in (("sensitivity", sensitivity), (budget_name, budget)):
+        dom.check_precision(name, x)
+    domain = _check_domain(domain)
+    dom.check_power_of_two("granularity", granularity)
+    value = jnp.asarray(value)
+    if not jnp.issubdtype(value.dtype, jnp.floating):
+        value = value.astype(jnp.result_type(float))
+    value = value.astype(dom.release_dtype(value, sensitivity, budget))
+    if domain is None:
+        return value, None, jnp.all(jnp.isfinite(value))
+    v.check_range("value", value, domain[0], domain[1])
+    return value, domain, dom.in_box(value, *domain)
+
+
 def gaussian_mechanism(
     key: PRNGKey,
     value: ArrayLike,
@@ -161,23 +186,7 @@ def gaussian_mechanism(
       >>> bool(jnp.all(out * 2**8 == jnp.round(out * 2**8)))
       True
     """
-    dom.check_precision("value", value)
-    dom.check_floating("value", value)
-    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
-    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
-    for name, x in (("value", value), ("sensitivity", sensitivity), ("mu", mu)):
-        dom.check_precision(name, x)
-    domain = _check_domain(domain)
-    dom.check_power_of_two("granularity", granularity)
-    value = jnp.asarray(value)
-    if not jnp.issubdtype(value.dtype, jnp.floating):
-        value = value.astype(jnp.result_type(float))
-    value = value.astype(dom.release_dtype(value, sensitivity, mu))
-    if domain is not None:
-        v.check_range("value", value, domain[0], domain[1])
-        in_domain = dom.in_box(value, *domain)
-    else:
-        in_domain = jnp.all(jnp.isfinite(value))
+    value, domain, in_domain = prepare_release(value, sensitivity, mu, "mu", domain, granularity)
     if granularity is None:
         scale = gaussian_noise_scale(sensitivity, mu).astype(value.dtype)
         release = value + scale * jax.random.normal(key, value.shape, value.dtype)

@@ -198,21 +198,9 @@ def laplace_mechanism(
       >>> bool(jnp.all(out * 2**6 == jnp.round(out * 2**6)))
       True
     """
-    dom.check_precision("value", value)
-    dom.check_floating("value", value)
-    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
-    v.check_range("eps", eps, 0.0, jnp.inf, low_open=True)
-    for name, x in (("sensitivity", sensitivity), ("eps", eps)):
-        dom.check_precision(name, x)
-    dom.check_power_of_two("granularity", granularity)
-    value = jnp.asarray(value)
-    value = value.astype(dom.release_dtype(value, sensitivity, eps))
-    if domain is not None:
-        domain = (float(domain[0]), float(domain[1]))
-        v.check_range("value", value, *domain)
-        in_domain = dom.in_box(value, *domain)
-    else:
-        in_domain = jnp.all(jnp.isfinite(value))
+    from ldpjax.mechanisms.gaussian import prepare_release
+
+    value, domain, in_domain = prepare_release(value, sensitivity, eps, "eps", domain, granularity)
     scale = laplace_noise_scale(sensitivity, eps).astype(value.dtype)
     ok = in_domain & ~jnp.isnan(scale)
     if granularity is None:
