@@ -70,7 +70,8 @@ def noise_scale(mu: ArrayLike, n: int, sensitivity: ArrayLike | None = None) -> 
       sensitivity: l2 sensitivity of one gain vector, in (0, inf) (default sqrt(n)).
 
     Returns:
-      eta; NaN under ``jit`` where mu is NaN, <= 0 or -inf.
+      eta; NaN (value and gradient) under ``jit`` where mu is NaN, <= 0 or -inf. A formula
+      for the regret bounds, not a release: a traced mu = inf gives sqrt 2 here.
 
     Example:
       >>> float(noise_scale(2.0, 4)), round(float(noise_scale(float("inf"), 4)), 4)
@@ -79,10 +80,14 @@ def noise_scale(mu: ArrayLike, n: int, sensitivity: ArrayLike | None = None) -> 
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
     v.check_integer("n", n, 2)
     v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
+    # A formula for the bounds, not a release: mu = inf (traced or not) is the non-private
+    # walk, whose scale is sqrt 2; releases take their sigma from gaussian_noise_scale.
     sens = resolve_sensitivity(sensitivity, n, jnp.result_type(mu, float))
     mu = jnp.asarray(mu, sens.dtype)
-    privacy_sd = gaussian_noise_scale(sens, mu)  # 0 only at an explicit inf, NaN if invalid
-    return jnp.where(mu == jnp.inf, NONPRIVATE_ETA, privacy_sd)
+    finite = jnp.isfinite(mu) & (mu > 0)
+    eta = jnp.where(finite, sens / jnp.where(finite, mu, 1.0), NONPRIVATE_ETA)
+    valid = (mu > 0) & (sens > 0) & jnp.isfinite(sens)
+    return v.valid_or_nan(valid, eta.astype(sens.dtype), mu, sens)
 
 
 def walk_scale(mu: ArrayLike, dtype=None) -> Array:

@@ -52,7 +52,7 @@ def test_granular_outputs_are_on_the_grid_and_the_claim_holds():
     assert float(shift) == 64.0
     assert float(scale) == math.ceil(64 * 64 / 0.8) / 64
     claim = float(M.laplace_claim(1.0, 0.8, g, 1, (0.0, 1.0)).eps)
-    assert claim <= float(np.float32(0.8)) and claim == pytest.approx(64 / scale, rel=1e-6)
+    assert claim <= float(np.float32(0.8)) and claim == pytest.approx(64 / float(scale), rel=1e-6)
 
 
 BAD = {
