@@ -1,5 +1,9 @@
 """Build the API reference: ``python docs/build.py [-o docs/_build]``.
 
+``python docs/build.py --results docs/results`` first fills the generated blocks of README.md
+and ``docs/pages/*.md`` from a run's JSON; ``--check`` (with ``--results``) only compares them
+and exits 1 when a committed block differs from what the JSON gives (see ``docs/results.py``).
+
 1. pdoc renders every public module of ``ldpjax`` from its docstrings (Google style) into
    ``docs/_build/`` (open ``docs/_build/index.html``).
 2. The hand-written family pages in ``docs/pages/*.md`` (each paper's equations and theorems
@@ -7,9 +11,9 @@
    ``ldpjax.x.y`` name they mention in backticks must exist, and becomes a link into the
    reference.
 
-Any warning (an annotation pdoc cannot resolve, a broken name on a family page, a module that
-fails to import) fails the build (exit 1): the test suite runs this build
-(``tests/test_docs.py``).
+Any warning (an annotation pdoc cannot resolve, a broken name on a family page or in the
+README, a module that fails to import) fails the build (exit 1): the test suite runs this
+build (``tests/test_docs.py``). Links to ``X.md`` between pages become links to ``X.html``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import html
 import importlib
+import importlib.util
 import pkgutil
 import re
 import shutil
@@ -28,7 +33,17 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PAGES = HERE / "pages"
 EXCLUDED = ("ldpjax._xla",)  # the XLA workaround: internal, documented in its own docstring
+README = REPO / "README.md"
 NAME = re.compile(r"`(ldpjax(?:\.\w+)+)`")
+MD_LINK = re.compile(r"\]\(([\w-]+)\.md(#[^)]*)?\)")
+
+
+def _results():
+    """``docs/results.py`` (the generated blocks), imported by path like this script."""
+    spec = importlib.util.spec_from_file_location("ldpjax_docs_results", HERE / "results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _modules() -> list[str]:
@@ -97,7 +112,8 @@ def _render_pages(out: Path) -> list[str]:
                                 f"({href}); is it public (in __all__)?")
             return f"[`{dotted}`](../{href})"
 
-        body = markdown2.markdown(NAME.sub(link, text), extras=["tables", "fenced-code-blocks"])
+        linked = MD_LINK.sub(lambda m: f"]({m.group(1)}.html{m.group(2) or ''})", NAME.sub(link, text))
+        body = markdown2.markdown(linked, extras=["tables", "fenced-code-blocks", "header-ids"])
         title = text.splitlines()[0].lstrip("# ").strip() if text.strip() else page.stem
         (target / f"{page.stem}.html").write_text(
             "<!doctype html><html><head><meta charset='utf-8'>"
@@ -140,6 +156,8 @@ def build(out: Path) -> list[str]:
         reached = set(pdoc.extract.walk_specs(specs))
         extra = [m for m in modules if m not in reached
                  and not any(part.startswith("_") for part in m.split(".")[1:])]
+        # pdoc documents a package's submodules itself: name only the outermost package
+        extra = [m for m in extra if not any(m.startswith(f"{p}.") for p in extra)]
         pdoc.pdoc(*specs, *extra, output_directory=out)
     seen = set()
     for w in caught:
@@ -148,6 +166,18 @@ def build(out: Path) -> list[str]:
             seen.add(message)
             problems.append(message)
     problems += _render_pages(out)
+    problems += _check_names(README)
+    return problems
+
+
+def _check_names(path: Path) -> list[str]:
+    """Every ``ldpjax.x.y`` name in backticks in ``path`` exists."""
+    problems = []
+    for dotted in sorted(set(NAME.findall(path.read_text()))):
+        try:
+            _resolve(dotted)
+        except (ImportError, AttributeError) as err:
+            problems.append(f"{path.name}: `{dotted}` does not exist ({err})")
     return problems
 
 
@@ -155,8 +185,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", type=Path, default=HERE / "_build",
                         help="output folder (default docs/_build)")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="folder with reproduce.json (and bench.json): fill the generated "
+                             "blocks of README.md and docs/pages/*.md from it")
+    parser.add_argument("--check", action="store_true",
+                        help="with --results: do not write or build; exit 1 if a block differs")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
+    if args.check and args.results is None:
+        parser.error("--check needs --results DIR")
+    if args.results is not None:
+        stale = _results().fill(args.results, [README, *sorted(PAGES.glob("*.md"))],
+                                write=not args.check)
+        for path in stale:
+            verb = "differ from" if args.check else "updated from"
+            print(f"docs: {path.relative_to(REPO)}: generated blocks {verb} {args.results}",
+                  file=sys.stderr if args.check else sys.stdout)
+        if args.check:
+            return 1 if stale else 0
     problems = build(args.output)
     for problem in problems:
         print(f"docs: {problem}", file=sys.stderr)

@@ -6,10 +6,9 @@ times exactly that pattern (``runs`` runs x ``steps`` steps, one normal and one 
 step) for each key implementation this JAX offers, each in its own process under a time limit,
 and prints compile and steady seconds next to a plain NumPy (PCG64) version of the same draws.
 
-On this repository's 2-core CPU (jaxlib 0.10.2) threefry4x32 -- ~5x faster than threefry2x32
-at ``jax.random.bits`` -- does not finish compiling this pattern within minutes, and with an
-optimisation barrier between ``fold_in`` and ``split`` it compiles but runs ~1000x slower than
-threefry2x32 (see the README, "Why the misses"). Usage::
+The script shows, on the machine it runs on, whether threefry4x32 -- fast at
+``jax.random.bits`` -- finishes compiling this pattern within the time limit, and how it runs
+with an optimisation barrier between ``fold_in`` and ``split``. Usage::
 
     python experiments/bench_key_derivation.py [--runs 400] [--steps 1000] [--limit 120]
 """

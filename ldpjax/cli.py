@@ -90,45 +90,13 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_WORDS = {int: "an integer", float: "a number", str: "a string"}
-
-
-def _user_words(opt) -> Any:
-    """``opt.parse`` with failures reported as ``--flag expects ..., got 'text'``."""
-    parse = opt.parse
-
-    def wrapped(text: str) -> Any:
-        try:
-            return parse(text)
-        except argparse.ArgumentTypeError:
-            raise
-        except (TypeError, ValueError) as err:
-            words = _WORDS.get(parse)
-            detail = f"expects {words}" if words else f"expects a valid value ({err})"
-            raise argparse.ArgumentTypeError(f"{detail}, got {text!r}") from None
-
-    wrapped.__name__ = getattr(parse, "__name__", "value")
-    return wrapped
+_EPILOG = ("Common options: --seeds N --out DIR --size small|paper --seed S "
+           "--key-impl philox4x32|threefry2x32|rbg --no-progress --x64 --rng invariant|fast "
+           "--no-compile-cache --processes N")
 
 
 def _experiment_parser(experiment) -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=f"ldpjax run {experiment.name}",
-        description=experiment.description,
-        epilog=("Common options: --seeds N --out DIR --size small|paper --seed S "
-                "--key-impl philox4x32|threefry2x32|rbg --no-progress --x64 --rng invariant|fast "
-                "--no-compile-cache --processes N"),
-    )
-    for opt in experiment.options:
-        defaults = {size: cfg.get(opt.name, opt.default) for size, cfg in experiment.sizes.items()}
-        shown = ", ".join(f"{size}: {value}" for size, value in defaults.items())
-        if opt.parse is bool:  # a switch: --fixed-data
-            parser.add_argument(opt.flag, dest=opt.name, action="store_const", const=True,
-                                default=None, help=f"{opt.help} (default {shown})")
-            continue
-        parser.add_argument(opt.flag, dest=opt.name, type=_user_words(opt), default=None,
-                            choices=opt.choices, help=f"{opt.help} (default {shown})")
-    return parser
+    return experiment.argument_parser(_Parser, epilog=_EPILOG)
 
 
 def _fail(message: str, code: int = USAGE_ERROR) -> int:
@@ -206,10 +174,9 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
         parser.print_help()
         return 0
     try:
-        options = parser.parse_args(rest)
+        overrides = experiment.overrides_from(rest, parser)
     except SystemExit as stop:  # argparse already printed the message
         return int(stop.code or 0) if stop.code not in (None, 0) else 0
-    overrides = {k: v for k, v in vars(options).items() if v is not None}
     if experiment.requires is not None:
         missing = experiment.requires()
         if missing:
@@ -221,7 +188,7 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
         run_experiment(
             experiment, size=args.size, seeds=args.seeds, out_dir=args.out, overrides=overrides,
             seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-            rng=None if args.rng == "invariant" else args.rng,
+            rng=args.rng,
             command=["ldpjax", *argv],
         )
     except ValueError as err:
@@ -262,8 +229,10 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
+    from ldpjax.experiments.verdicts import Verdict, format_verdict_table, verdict_table
+
     report: list[dict[str, Any]] = []
-    verdicts: list[dict[str, Any]] = []
+    verdicts: list[Verdict] = []  # typed up to the one serialisation below
     clock = time.perf_counter()
     for experiment in experiments:
         entry: dict[str, Any] = {"experiment": experiment.name}
@@ -278,12 +247,11 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
             result, out = run_experiment(
                 experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
                 seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-                rng=None if args.rng == "invariant" else args.rng,
+                rng=args.rng,
                 command=["ldpjax", *argv],
             )
             entry.update(status="ok", output=str(out))
-            for verdict in result.extra.get("verdicts", None) or []:
-                verdicts.append({"experiment": experiment.name, **dict(verdict)})
+            verdicts.extend(result.verdicts)
         except OSError as err:
             if err.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise  # nothing further can be written: stop with one line
@@ -291,12 +259,10 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
         except Exception as err:  # noqa: BLE001 - report every experiment, then fail
             entry.update(status="failed", error=_print_failure(err))
         entry["wall_seconds"] = round(time.perf_counter() - start, 1)
-        entry["verdicts"] = sum(v["experiment"] == experiment.name for v in verdicts)
+        entry["verdicts"] = sum(v.experiment == experiment.name for v in verdicts)
         report.append(entry)
-    # ---- verdict table: every experiment's result.extra["verdicts"], collected here (one call
-    # site; the format of a row is ldpjax.experiments.verdicts.verdict_table's)
-    from ldpjax.experiments.verdicts import format_verdict_table, verdict_table
-
+    # ---- verdict table: every experiment's verdicts, serialised here once (the format of a row
+    # is ldpjax.experiments.verdicts.verdict_table's)
     verdict_rows = verdict_table(verdicts)
     from ldpjax.experiments.runner import _jsonable
 

@@ -9,9 +9,10 @@ Usage::
 With ``--processes N`` the launcher picks a free port on 127.0.0.1, starts N copies of itself in
 ``--worker`` mode with ``LDPJAX_COORDINATOR``, ``LDPJAX_NUM_PROCESSES`` and
 ``LDPJAX_PROCESS_ID`` set, and waits. A worker joins the JAX runtime
-(:func:`ldpjax.engine.distributed.initialize`, which also understands SLURM and
-``LDPJAX_DISTRIBUTED=auto`` for TPU pods) and runs the ``ldpjax`` command line (or
-``--script``). Every :func:`~ldpjax.engine.simulate` call is then shared by the processes and
+(:func:`ldpjax.cluster.initialize`, which also understands SLURM and
+``LDPJAX_DISTRIBUTED=auto`` for TPU pods) and runs the ``ldpjax`` program (``python -m
+ldpjax``, as :mod:`runpy` runs it: the launcher does not import the command line, which
+imports the launcher) or ``--script``. Every :func:`~ldpjax.engine.simulate` call is then shared by the processes and
 gives the records of one process, bit for bit (see :mod:`ldpjax.engine.distributed`).
 
 Outputs: process 0 writes the results and the checkpoints. For ``run`` and ``reproduce`` the
@@ -40,7 +41,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from ldpjax.engine.distributed import ENV_COORDINATOR, ENV_NUM_PROCESSES, ENV_PROCESS_ID
+from ldpjax.cluster import ENV_COORDINATOR, ENV_NUM_PROCESSES, ENV_PROCESS_ID
 
 #: Seconds the launcher waits after asking processes to stop before killing them.
 STOP_GRACE_S = 5.0
@@ -242,10 +243,10 @@ def run_worker(args: Sequence[str], *, script: str | None = None) -> int:
     In a multi-process run a failure (non-zero code or an exception) ends the process at once
     with that code (1 for an exception, after printing its traceback).
     """
-    from ldpjax.engine import distributed
+    from ldpjax import cluster
 
     try:
-        cfg = distributed.initialize()
+        cfg = cluster.initialize()
     except ValueError as err:
         print(f"ldpjax.launch: error: {err}", file=sys.stderr, flush=True)
         return 2
@@ -263,23 +264,26 @@ def run_worker(args: Sequence[str], *, script: str | None = None) -> int:
     return code
 
 
-def _run_command(args: Sequence[str], script: str | None, process_id: int) -> int:
-    if script is not None:
-        import runpy
-
-        sys.argv = [script, *args]
-        try:
-            runpy.run_path(script, run_name="__main__")
-        except SystemExit as stop:
-            code = stop.code
-            return code if isinstance(code, int) else (0 if code is None else 1)
-        return 0
-    argv, scratch = _worker_argv(list(args), process_id)
-    from ldpjax.cli import main
-
-    sys.argv = ["ldpjax", *argv]
+def _run_program(run, argv: list[str]) -> int:
+    """Run a program (``runpy``) with ``sys.argv = argv``; its exit code."""
+    sys.argv = argv
     try:
-        return int(main() or 0)
+        run()
+    except SystemExit as stop:
+        code = stop.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0
+
+
+def _run_command(args: Sequence[str], script: str | None, process_id: int) -> int:
+    import runpy
+
+    if script is not None:
+        return _run_program(lambda: runpy.run_path(script, run_name="__main__"), [script, *args])
+    argv, scratch = _worker_argv(list(args), process_id)
+    try:  # the ldpjax program itself (ldpjax/__main__.py), as ``python -m ldpjax`` runs it
+        return _run_program(lambda: runpy.run_module("ldpjax", run_name="__main__"),
+                            ["ldpjax", *argv])
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

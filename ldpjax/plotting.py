@@ -124,6 +124,41 @@ def paper_markers(ax, x, y, *, label: str = "paper", color="black", marker="*", 
                    markeredgewidth=1.2, label=label, **kw)
 
 
+def coverage_axis(ax, level: float, *, knee: float = 0.8, factor: float = 8.0,
+                  replications: int = 0) -> None:
+    """A y axis for a coverage probability, stretched near the nominal ``level``: linear in two
+    pieces, with [0, ``knee``] drawn ``factor`` times compressed against [``knee``, 1], so that
+    curves between the knee and 1 separate while a collapse towards 0 stays on the axis. Draws
+    the nominal line, a dotted line at the knee and (with ``replications``) the band of +-
+    :data:`SE_MULT` binomial standard errors around the nominal level."""
+    low = knee / factor
+
+    def forward(y):
+        y = np.asarray(y, np.float64)
+        return np.where(y < knee, y / factor, low + (y - knee))
+
+    def inverse(v):
+        v = np.asarray(v, np.float64)
+        return np.where(v < low, v * factor, knee + (v - low))
+
+    ax.set_yscale("function", functions=(forward, inverse))
+    ax.set_ylim(-0.02, 1.015)
+    upper = [t for t in (0.85, 0.9, 0.95, 1.0) if t > knee]
+    ax.set_yticks([0.0, knee / 2, knee, *upper])
+    ax.axhline(knee, color="0.55", linewidth=0.6, linestyle=":")
+    if replications > 0:
+        half = SE_MULT * np.sqrt(level * (1 - level) / replications)
+        ax.axhspan(level - half, min(level + half, 1.0), color="0.5", alpha=0.12, linewidth=0,
+                   label=f"nominal +-{SE_MULT:g} binomial SE ({replications} replications)")
+    ax.axhline(level, color="black", linewidth=0.8, linestyle="--", label=f"nominal {level:.0%}")
+
+
+def coverage_axis_note(*, knee: float = 0.8, factor: float = 8.0) -> str:
+    """The caption sentence that explains :func:`coverage_axis`."""
+    return (f"The coverage axis is linear in two pieces: below {knee:g} (dotted line) it is "
+            f"compressed {factor:g}x, so that the curves near the nominal level separate.")
+
+
 def fit_ylim(ax, values: Sequence[Any], *, log: bool = False, pad: float = 0.08) -> None:
     """Set the y limits to contain every finite value in ``values`` (plus padding)."""
     arr = np.concatenate([np.ravel(np.asarray(v, np.float64)) for v in values])
@@ -147,6 +182,8 @@ __all__ = [
     "PALETTE",
     "SE_MULT",
     "caption",
+    "coverage_axis",
+    "coverage_axis_note",
     "figure",
     "figure_legend",
     "fit_ylim",

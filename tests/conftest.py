@@ -4,12 +4,17 @@
   which enables float64 for that test only (accounting accuracy, finite differences).
 * ``@pytest.mark.slow`` marks long statistical / full-size tests; the Quickstart/CI command
   deselects them with ``-m "not slow"``.
+* After every test module, JAX's compilation caches are dropped and garbage collected
+  (:func:`_drop_compiled_kernels`): kernels compiled for one module are rarely reused by the
+  next, and keeping them all made the session's memory grow with every module. Set
+  ``LDPJAX_TEST_KEEP_CACHES=1`` to keep them (to measure the difference).
 * ``REPO`` and ``SHARED_DATA`` locate the repository and ``../shared/data`` (tests that need
   real data skip when it is absent).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -20,6 +25,15 @@ import ldpjax  # noqa: F401  (first: applies the XLA CPU workaround before any c
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("LDPJAX_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_compiled_kernels():
+    """Free the module's compiled kernels once its tests are done."""
+    yield
+    if os.environ.get("LDPJAX_TEST_KEEP_CACHES") != "1":
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture

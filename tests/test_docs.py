@@ -1,18 +1,26 @@
-"""The API reference builds with no warning (``python docs/build.py``), and every name the
-family pages map to a paper's equations and theorems exists in it."""
+"""The API reference builds with no warning (``python docs/build.py``), every name the pages
+map to a paper's equations and theorems exists in it, the generated blocks match the committed
+results (``--results docs/results --check``), and the code of the README's quickstart and of
+the "write your own algorithm" page runs."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import shutil
 
 from tests.conftest import REPO
 
 
-def _build_module():
-    spec = importlib.util.spec_from_file_location("ldpjax_docs_build", REPO / "docs" / "build.py")
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"ldpjax_docs_{name}", REPO / "docs" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _build_module():
+    return _load("build")
 
 
 def test_api_reference_builds_without_warnings(tmp_path):
@@ -24,6 +32,8 @@ def test_api_reference_builds_without_warnings(tmp_path):
     for family in ("experts", "quantile", "bandits", "accounting"):
         page = (site / "pages" / f"{family}.html").read_text()
         assert page.count("<a href=\"../ldpjax/") >= 10, family  # names linked into the API
+    index = (site / "pages" / "index.html").read_text()
+    assert 'href="engine.html"' in index  # links between pages point at the rendered pages
 
 
 def test_a_broken_name_on_a_family_page_fails_the_build(tmp_path, monkeypatch):
@@ -36,3 +46,61 @@ def test_a_broken_name_on_a_family_page_fails_the_build(tmp_path, monkeypatch):
     (out / "ldpjax").mkdir(parents=True)
     problems = build._render_pages(out)
     assert len(problems) == 1 and "no_such_function" in problems[0]
+    readme = tmp_path / "README.md"
+    readme.write_text("`ldpjax.engine.simulate` and `ldpjax.engine.no_such_thing`\n")
+    problems = build._check_names(readme)
+    assert len(problems) == 1 and "no_such_thing" in problems[0]
+
+
+def test_committed_generated_blocks_match_the_results():
+    """`python docs/build.py --results docs/results --check` passes on the committed docs."""
+    assert _build_module().main(["--results", str(REPO / "docs" / "results"), "--check"]) == 0
+
+
+def test_check_fails_on_a_stale_block_and_fill_repairs_it(tmp_path, monkeypatch, capsys):
+    build, results = _build_module(), _load("results")
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    page = pages / "page.md"
+    page.write_text("# Page\n\n<!-- generated: verdict-summary experiments=demo -->\n"
+                    "| demo | 99 | 0 | 0 |\n<!-- end generated -->\n\n"
+                    "<!-- generated: verdicts-not-reproduced -->\n<!-- end generated -->\n"
+                    "<!-- generated: bench -->\n<!-- end generated -->\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("# R\n")
+    monkeypatch.setattr(build, "PAGES", pages)
+    monkeypatch.setattr(build, "README", readme)
+    monkeypatch.setattr(build, "REPO", tmp_path)
+    data = REPO / "docs" / "results"
+    assert build.main(["--results", str(data), "--check"]) == 1
+    assert "page.md" in capsys.readouterr().err
+    assert results.fill(data, [page]) == [page]  # writes the page
+    assert build.main(["--results", str(data), "--check"]) == 0
+    text = page.read_text()
+    assert "| `demo` | 4 | 0 | 0 | 4 |" in text and "99" not in text
+    assert "| `experts-covid` |" in text  # the table of verdicts that are not reproduced
+    # without bench.json the bench block says how to make one
+    folder = tmp_path / "results"
+    folder.mkdir()
+    shutil.copy(data / "reproduce.json", folder / "reproduce.json")
+    results.fill(folder, [page])
+    assert "No `bench.json`" in page.read_text()
+
+
+def _python_blocks(path) -> str:
+    return "\n".join(re.findall(r"```python\n(.*?)```", path.read_text(), re.DOTALL))
+
+
+def test_the_write_your_own_algorithm_page_runs():
+    """The page's python blocks, in order, as one script (small sizes)."""
+    code = _python_blocks(REPO / "docs" / "pages" / "write-your-own-algorithm.md")
+    assert "check_conformance" in code and "simulate" in code
+    exec(compile(code, "write-your-own-algorithm.md", "exec"), {"__name__": "docs_page"})
+
+
+def test_the_readme_quickstart_runs():
+    """The README's Python quickstart (its first python block) runs as written."""
+    text = (REPO / "README.md").read_text()
+    code = re.findall(r"```python\n(.*?)```", text, re.DOTALL)[0]
+    assert "product_grid" in code and "simulate" in code and "epsilon" in code
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})

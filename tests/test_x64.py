@@ -7,8 +7,10 @@ float64 computation) breaks only there. So these tests start new interpreters wi
 ``JAX_ENABLE_X64=1``:
 
 * the environment variable really turns float64 on;
-* the mechanisms tests and the conformance test pass under x64 (a representative subset in the
-  fast suite, all of both behind ``slow``);
+* the mechanisms tests and the conformance test pass under x64: in the fast suite the
+  fail-closed paths, the bad-input checks and the registry check (``FAST_SUBSET``); the laws,
+  events, float attack, audits and per-algorithm conformance subset (``SLOW_SUBSET``), and
+  then all of both, behind ``slow``;
 * ``tests/x64_script.py``: one small ``simulate`` sweep of algorithms of every family, their
   privacy events' epsilon, ``allocate_budget`` (both solvers) and ``jax.grad`` of bounds and
   accountants, all float64 and finite.
@@ -34,12 +36,17 @@ from tests.conftest import REPO
 CONFORMANCE = "tests/conformance/test_conformance.py"
 EVENTS = "tests/mechanisms/test_events.py"
 
-# The fast subset under x64. All of the conformance and mechanisms tests take several minutes
-# on two cores (``test_full_suites_under_x64``, marked slow, runs them all), too long for the
-# fast suite: it runs the mechanisms tests of the laws, events, fail-closed paths, float attack,
-# audits and bad inputs, and the conformance test of one or two algorithms per family (the
-# other algorithms run under x64 through ``tests/x64_script.py``). Node ids, not ``-k``, so a
-# renamed test fails here instead of being silently deselected.
+# The subsets under x64. All of the conformance and mechanisms tests take several minutes on two
+# cores (``test_full_suites_under_x64``, marked slow, runs them all). The fast suite runs the
+# fail-closed paths and the bad-input checks (the privacy promise in float64) and the registry
+# check; the slow one adds the laws, events, float attack and audits, and the conformance test
+# of one or two algorithms per family (every algorithm also runs under x64, in the fast suite,
+# through ``tests/x64_script.py``). Node ids, not ``-k``, so a renamed test fails here instead
+# of being silently deselected.
+FAST_SUBSET = [
+    *(f"tests/mechanisms/test_{name}.py" for name in ("fail_closed", "bad_inputs")),
+    f"{CONFORMANCE}::test_registry_covers_every_family",
+]
 MECHANISMS_SUBSET = [
     f"tests/mechanisms/test_{name}.py"
     for name in ("laws", "events", "fail_closed", "float_attack", "audit", "bad_inputs")
@@ -109,8 +116,7 @@ def x64_runs(tmp_path_factory):
     """The two long float64 subprocesses, started together (they overlap on two cores)."""
     folder = tmp_path_factory.mktemp("x64")
     runs = {
-        "suites": _Run(_pytest_args([*MECHANISMS_SUBSET, *CONFORMANCE_SUBSET], ALREADY_X64),
-                       folder / "suites.log"),
+        "suites": _Run(_pytest_args(FAST_SUBSET), folder / "suites.log"),
         "families": _Run(["tests/x64_script.py"], folder / "families.log"),
     }
     yield runs
@@ -126,8 +132,18 @@ def test_env_var_turns_float64_on():
     assert proc.returncode == 0 and "x64 on" in proc.stdout, proc.stdout + proc.stderr
 
 
-def test_mechanisms_and_conformance_subset_under_x64(x64_runs):
+def test_fail_closed_and_bad_inputs_under_x64(x64_runs):
     x64_runs["suites"].finish(timeout=600)
+
+
+@pytest.mark.slow
+def test_mechanisms_and_conformance_subset_under_x64(tmp_path):
+    run = _Run(_pytest_args([*MECHANISMS_SUBSET, *CONFORMANCE_SUBSET], ALREADY_X64),
+               tmp_path / "subset.log")
+    try:
+        run.finish(timeout=1800)
+    finally:
+        run.stop()
 
 
 def test_every_family_runs_under_x64(x64_runs):

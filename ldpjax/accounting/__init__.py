@@ -16,8 +16,39 @@ Booleans are refused as budgets (``ValueError``, also when traced). A concrete d
 through its float64 logarithm, so any valid delta (1e-300 included) works in float32; a concrete
 budget below the dtype's normal range (mu = 1e-40 in float32) counts as its smallest normal
 number. Traced out-of-domain arguments give NaN — and a NaN gradient.
+
+Privacy events (:mod:`ldpjax.accounting.events`: :class:`GaussianEvent`, :class:`PureDpEvent`,
+:class:`ApproxDpEvent`, compositions, ...) and their accountants
+(:mod:`ldpjax.accounting.accountant`: :func:`delta`, :func:`epsilon`, :func:`tradeoff`), which
+read any event through the event protocol (:mod:`ldpjax.accounting.protocol`), so an event
+defined elsewhere is accounted as soon as it offers one of its views. Amplification by revealed
+batching: :mod:`ldpjax.accounting.amplification`.
 """
 
+from ldpjax.accounting import amplification  # noqa: F401  (submodules, for attribute access)
+from ldpjax.accounting import events  # noqa: F401
+from ldpjax.accounting import protocol  # noqa: F401
+from ldpjax.accounting.accountant import check_event
+from ldpjax.accounting.accountant import composed_mu
+from ldpjax.accounting.accountant import composed_rho
+from ldpjax.accounting.accountant import delta
+from ldpjax.accounting.accountant import describe
+from ldpjax.accounting.accountant import epsilon
+from ldpjax.accounting.accountant import pure_epsilon
+from ldpjax.accounting.accountant import route
+from ldpjax.accounting.accountant import tradeoff
+from ldpjax.accounting.events import ApproxDpEvent
+from ldpjax.accounting.events import ComposedEvent
+from ldpjax.accounting.events import DiscreteGaussianEvent
+from ldpjax.accounting.events import GaussianEvent
+from ldpjax.accounting.events import GaussianMixtureEvent
+from ldpjax.accounting.events import KaryRandomizedResponseEvent
+from ldpjax.accounting.events import LaplaceEvent
+from ldpjax.accounting.events import NoPrivacyEvent
+from ldpjax.accounting.events import ParallelEvent
+from ldpjax.accounting.events import PureDpEvent
+from ldpjax.accounting.events import RandomizedResponseEvent
+from ldpjax.accounting.events import SelfComposedEvent
 from ldpjax.accounting.gdp import gaussian_mu
 from ldpjax.accounting.gdp import gdp_compose
 from ldpjax.accounting.gdp import gdp_delta
@@ -38,6 +69,27 @@ from ldpjax.accounting.zcdp import zcdp_delta
 from ldpjax.accounting.zcdp import zcdp_epsilon
 
 __all__ = [
+    "ApproxDpEvent",
+    "ComposedEvent",
+    "DiscreteGaussianEvent",
+    "GaussianEvent",
+    "GaussianMixtureEvent",
+    "KaryRandomizedResponseEvent",
+    "LaplaceEvent",
+    "NoPrivacyEvent",
+    "ParallelEvent",
+    "PureDpEvent",
+    "RandomizedResponseEvent",
+    "SelfComposedEvent",
+    "check_event",
+    "composed_mu",
+    "composed_rho",
+    "delta",
+    "describe",
+    "epsilon",
+    "pure_epsilon",
+    "route",
+    "tradeoff",
     "compose_parallel",
     "compose_sequential",
     "gaussian_mu",

@@ -1,9 +1,9 @@
 """Gittins-index policy for Bernoulli arms with Beta priors (the paper's non-private benchmark).
 
-Paper 002, Sec. 4 (footnote 3: the Gittins index policy is deterministic, hence not private).
-Each segment x arm keeps a Beta(a0 + successes, b0 + failures) posterior; the visitor is shown
-the arm with the largest Gittins index (ties at random). The spend of a deterministic policy
-is xi = inf.
+*A Privacy Budgeting Framework for Online Experimentation*, Sec. 4 (footnote 3: the Gittins
+index policy is deterministic, hence not private). Each segment x arm keeps a
+Beta(a0 + successes, b0 + failures) posterior; the visitor is shown the arm with the largest
+Gittins index (ties at random). The spend of a deterministic policy is xi = inf.
 
 Computation of the index table (documented choice; the paper is silent):
 
@@ -32,9 +32,8 @@ Computation of the index table (documented choice; the paper is silent):
 Two implementations of the same calibration:
 
 * :func:`gittins_table`: the NumPy float64 **reference** (cached per argument set). Defaults
-  (max_count 100, delta = 0.99, 1024 prices): about 1.5 s on one CPU core, certified
-  interpolation error about 5e-4; at delta = 0.9 the index of Beta(1, 1) is 0.70289 (Gittins'
-  tables: 0.7029).
+  (max_count 100, delta = 0.99, 1024 prices): certified interpolation error about 5e-4; at
+  delta = 0.9 the index of Beta(1, 1) is 0.70289 (Gittins' tables: 0.7029).
 * :func:`gittins_index_table`: the JAX port used by the policy, a traceable function of the
   discount and the prior (``vmap`` over discounts compiles once). It iterates the normalised
   value W = (1 - delta) V in [0, 1] (same roots) in the dtype of the discount. The table's

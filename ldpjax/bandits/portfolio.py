@@ -1,4 +1,5 @@
-"""Firm-level privacy budgeting: allocate Gamma across experiments (paper 002, eqs. 19-21).
+"""Firm-level privacy budgeting: allocate Gamma across experiments (*A Privacy Budgeting
+Framework for Online Experimentation*, eqs. 19-21).
 
 Given experiments e = 1..E with (K_e, T_e) and a firm budget Gamma (sequential composition:
 sum_e gamma_e <= Gamma), choose one strategy s_e in {constant, dynamic} and a budget gamma_e
@@ -197,12 +198,25 @@ def equal_split(
 
 
 # ----------------------------------------------------------------------------- water-filling
-def _waterfill(K, T, Gamma, strategies, form, grid_size, bisection_steps, refine_steps):
+class _Landscape(NamedTuple):
+    """The bounds and marginal gains of every experiment and strategy on a grid of budgets
+    (arrays (E, S, M); the search runs on stopped gradients)."""
+
+    K: jax.Array
+    T: jax.Array
+    budget: jax.Array  # Gamma, gradient stopped
+    caps: jax.Array  # (E, S): gamma* per experiment and strategy
+    grid: jax.Array  # (E, S, M): caps * linspace(0, 1, M)
+    values: jax.Array  # bounds on the grid
+    gains: jax.Array  # marginal gains on the grid (0 where not finite)
+    cell: jax.Array  # (E, S): grid spacing
+    price_max: jax.Array  # above every marginal gain
+    strategies: tuple
+    form: str
+
+
+def _landscape(K, T, Gamma, strategies, form, grid_size) -> _Landscape:
     dtype = K.dtype
-    # Only the residual hand-out depends differentiably on Gamma (see the module doc): the
-    # search itself runs on stopped gradients (cheaper to compile and to differentiate).
-    budget_in = jnp.asarray(Gamma, dtype)
-    K, T, Gamma = (jax.lax.stop_gradient(x) for x in (K, T, Gamma))
     caps = _caps(strategies, K, T, form)  # (E, S)
     frac = jnp.linspace(0.0, 1.0, grid_size, dtype=dtype)
     grid = caps[..., None] * frac  # (E, S, M)
@@ -215,111 +229,137 @@ def _waterfill(K, T, Gamma, strategies, form, grid_size, bisection_steps, refine
         axis=1,
     )
     gains = jnp.where(jnp.isfinite(gains), gains, 0.0)
+    return _Landscape(K, T, jnp.asarray(Gamma, dtype), caps, grid, values, gains,
+                      caps / (grid_size - 1), jnp.max(gains) * 1.01 + 1e-12, strategies, form)
 
-    cell = caps / (grid_size - 1)
-    budget = jnp.asarray(Gamma, dtype)
-    price_max = jnp.max(gains) * 1.01 + 1e-12
-    everywhere = jnp.ones(values.shape, bool)
 
-    def on_grid(price, allowed):
-        """Grid argmin of R + price g per (e, s) over the allowed points, best strategy per e."""
-        lagr = jnp.where(allowed, values + price * grid, jnp.inf)
-        i = jnp.argmin(lagr, axis=-1)  # (E, S)
-        s = jnp.argmin(jnp.min(lagr, axis=-1), axis=-1)  # (E,)
-        gi = jnp.take_along_axis(grid, i[..., None], -1)[..., 0]
-        return jnp.take_along_axis(gi, s[:, None], -1)[:, 0]
+def _on_grid(land: _Landscape, price, allowed):
+    """Grid argmin of R + price g per (e, s) over the allowed points, best strategy per e."""
+    lagr = jnp.where(allowed, land.values + price * land.grid, jnp.inf)
+    i = jnp.argmin(lagr, axis=-1)  # (E, S)
+    s = jnp.argmin(jnp.min(lagr, axis=-1), axis=-1)  # (E,)
+    gi = jnp.take_along_axis(land.grid, i[..., None], -1)[..., 0]
+    return jnp.take_along_axis(gi, s[:, None], -1)[:, 0]
 
-    def grid_bracket(allowed):
-        """Log-price bracket on the grid spend: spend(lo) >= budget >= spend(hi)."""
-        def bisect(_, bracket):
-            lo, hi = bracket
-            mid = 0.5 * (lo + hi)
-            over = jnp.sum(on_grid(jnp.exp(mid), allowed)) > budget
-            return jnp.where(over, mid, lo), jnp.where(over, hi, mid)
 
-        log_top = jnp.log(price_max)
-        log_lo, log_hi = jax.lax.fori_loop(0, bisection_steps, bisect, (log_top - 60.0, log_top))
-        ample = jnp.sum(on_grid(jnp.zeros((), dtype), allowed)) <= budget
-        return ample, log_lo, log_hi
+def _grid_bracket(land: _Landscape, allowed, bisection_steps):
+    """Log-price bracket on the grid spend: spend(lo) >= budget >= spend(hi); ``ample`` when
+    the budget covers every gamma* (price 0)."""
+    def bisect(_, bracket):
+        lo, hi = bracket
+        mid = 0.5 * (lo + hi)
+        over = jnp.sum(_on_grid(land, jnp.exp(mid), allowed)) > land.budget
+        return jnp.where(over, mid, lo), jnp.where(over, hi, mid)
 
-    # Exact allocation at a price: the stationary point G_s(g) = price inside the grid cell
-    # of the global grid argmin, for every strategy; then the strategy with the smaller
-    # Lagrangian R_s(g) + price g.
-    def allocation(price, allowed):
-        index = jnp.argmin(jnp.where(allowed, values + price * grid, jnp.inf), axis=-1)
-        lo_cell = jnp.clip((index - 1) * cell, 0.0, caps)
-        hi_cell = jnp.clip((index + 1) * cell, 0.0, caps)
-        out, lagr = [], []
-        for i, s in enumerate(strategies):
-            g0 = jnp.take_along_axis(grid[:, i], index[:, i : i + 1], -1)[:, 0]
+    log_top = jnp.log(land.price_max)
+    log_lo, log_hi = jax.lax.fori_loop(0, bisection_steps, bisect, (log_top - 60.0, log_top))
+    ample = jnp.sum(_on_grid(land, jnp.zeros((), land.K.dtype), allowed)) <= land.budget
+    return ample, log_lo, log_hi
 
-            def foc(g, p, k, t, s=s):
-                return _gain(s, g, k, t, form) - p
 
-            f_lo = foc(lo_cell[:, i], price, K, T)
-            f_hi = foc(hi_cell[:, i], price, K, T)
-            interior = (f_lo > 0) & (f_hi < 0)
-            root = bracketed_root(foc, lo_cell[:, i], hi_cell[:, i], price, K, T, num_iters=30)
-            g = jnp.where(interior, root, g0)
-            out.append(g)
-            feasible = jnp.any(allowed[:, i], axis=-1)
-            lagr.append(jnp.where(feasible, _bound(s, g, K, T, form) + price * g, jnp.inf))
-        # int32 explicitly: argmin returns the default int (int64 under x64), and the choice
-        # rides in the refinement loop's carry, which starts as int32
-        choice = jnp.argmin(jnp.stack(lagr, -1), axis=-1).astype(jnp.int32)
-        gamma = jnp.take_along_axis(jnp.stack(out, -1), choice[:, None], -1)[:, 0]
-        return gamma, choice
+def _exact_allocation(land: _Landscape, price, allowed):
+    """Exact allocation at a price: the stationary point G_s(g) = price inside the grid cell of
+    the global grid argmin, for every strategy; then the strategy with the smaller Lagrangian
+    R_s(g) + price g. Returns (gamma, strategy index)."""
+    K, T, form, caps, grid = land.K, land.T, land.form, land.caps, land.grid
+    index = jnp.argmin(jnp.where(allowed, land.values + price * grid, jnp.inf), axis=-1)
+    lo_cell = jnp.clip((index - 1) * land.cell, 0.0, caps)
+    hi_cell = jnp.clip((index + 1) * land.cell, 0.0, caps)
+    out, lagr = [], []
+    for i, s in enumerate(land.strategies):
+        g0 = jnp.take_along_axis(grid[:, i], index[:, i : i + 1], -1)[:, 0]
 
-    def solve(allowed):
-        ample, log_lo, log_hi = grid_bracket(allowed)
+        def foc(g, p, k, t, s=s):
+            return _gain(s, g, k, t, form) - p
 
-        # Refine the price by bisection on the exact spend, from the (widened) grid bracket.
-        # One loop (a single trace of the costly exact allocation): step 0 evaluates the low
-        # end, step 1 the high end, then bisection keeps the allocations at both ends.
-        def exact_bisect(i, carry):
-            lo, hi, g_lo, g_hi, c_hi = carry
-            mid = jnp.where(i == 0, lo, jnp.where(i == 1, hi, 0.5 * (lo + hi)))
-            price = jnp.where(ample, 0.0, jnp.exp(mid))
-            g, c = allocation(price, allowed)
-            over = jnp.where(i == 0, True, jnp.where(i == 1, False, jnp.sum(g) > budget))
-            set_lo = over & (i != 1)
-            set_hi = ~over & (i != 0)
-            return (jnp.where(set_lo & (i > 1), mid, lo), jnp.where(set_hi & (i > 1), mid, hi),
-                    jnp.where(set_lo, g, g_lo), jnp.where(set_hi, g, g_hi),
-                    jnp.where(set_hi, c, c_hi))
+        f_lo = foc(lo_cell[:, i], price, K, T)
+        f_hi = foc(hi_cell[:, i], price, K, T)
+        interior = (f_lo > 0) & (f_hi < 0)
+        root = bracketed_root(foc, lo_cell[:, i], hi_cell[:, i], price, K, T, num_iters=30)
+        g = jnp.where(interior, root, g0)
+        out.append(g)
+        feasible = jnp.any(allowed[:, i], axis=-1)
+        lagr.append(jnp.where(feasible, _bound(s, g, K, T, form) + price * g, jnp.inf))
+    # int32 explicitly: argmin returns the default int (int64 under x64), and the choice
+    # rides in the refinement loop's carry, which starts as int32
+    choice = jnp.argmin(jnp.stack(lagr, -1), axis=-1).astype(jnp.int32)
+    gamma = jnp.take_along_axis(jnp.stack(out, -1), choice[:, None], -1)[:, 0]
+    return gamma, choice
 
-        start = (log_lo - 0.5, jnp.minimum(log_hi + 0.5, jnp.log(price_max)),
-                 jnp.zeros(K.shape, dtype), jnp.zeros(K.shape, dtype),
-                 jnp.zeros(K.shape, jnp.int32))
-        log_lo, log_hi, gamma_lo, gamma_hi, choice = jax.lax.fori_loop(
-            0, refine_steps + 2, exact_bisect, start)
-        price_hi = jnp.where(ample, 0.0, jnp.exp(log_hi))
-        # Hand the residual budget to the experiments that move between the two prices, in
-        # proportion to how far they move: when S is continuous that is d gamma_e / d lambda
-        # (implicit function theorem), at a jump it is the jumping experiment.
-        room = jnp.maximum(gamma_lo - gamma_hi, 0.0)
-        residual = jnp.where(ample, 0.0, budget_in - jnp.sum(gamma_hi))
-        total_room = jnp.sum(room)
-        share = jnp.where(total_room > 0, room / jnp.where(total_room > 0, total_room, 1.0), 0.0)
-        gamma = gamma_hi + jnp.clip(residual, 0.0, total_room) * share
-        caps_chosen = jnp.take_along_axis(caps, choice[:, None], -1)[:, 0]
-        gamma = jnp.clip(gamma, 0.0, caps_chosen)
-        total = jnp.sum(_bounds_for(gamma, choice, strategies, K, T, form))
-        feasible = jnp.sum(jax.lax.stop_gradient(gamma)) <= budget * (1 + 1e-5) + 1e-7
-        return gamma, choice, price_hi, jnp.where(feasible, total, jnp.inf)
 
+def _exact_bracket(land: _Landscape, allowed, ample, log_lo, log_hi, refine_steps):
+    """Refine the price by bisection on the exact spend, from the (widened) grid bracket. One
+    loop (a single trace of the costly exact allocation): step 0 evaluates the low end, step 1
+    the high end, then bisection keeps the allocations at both ends. Returns (log price at the
+    high end, gamma at the low end, gamma and strategy index at the high end)."""
+    dtype = land.K.dtype
+
+    def exact_bisect(i, carry):
+        lo, hi, g_lo, g_hi, c_hi = carry
+        mid = jnp.where(i == 0, lo, jnp.where(i == 1, hi, 0.5 * (lo + hi)))
+        price = jnp.where(ample, 0.0, jnp.exp(mid))
+        g, c = _exact_allocation(land, price, allowed)
+        over = jnp.where(i == 0, True, jnp.where(i == 1, False, jnp.sum(g) > land.budget))
+        set_lo = over & (i != 1)
+        set_hi = ~over & (i != 0)
+        return (jnp.where(set_lo & (i > 1), mid, lo), jnp.where(set_hi & (i > 1), mid, hi),
+                jnp.where(set_lo, g, g_lo), jnp.where(set_hi, g, g_hi),
+                jnp.where(set_hi, c, c_hi))
+
+    start = (log_lo - 0.5, jnp.minimum(log_hi + 0.5, jnp.log(land.price_max)),
+             jnp.zeros(land.K.shape, dtype), jnp.zeros(land.K.shape, dtype),
+             jnp.zeros(land.K.shape, jnp.int32))
+    _, log_hi, gamma_lo, gamma_hi, choice = jax.lax.fori_loop(
+        0, refine_steps + 2, exact_bisect, start)
+    return log_hi, gamma_lo, gamma_hi, choice
+
+
+def _hand_out_residual(gamma_lo, gamma_hi, residual):
+    """The residual budget to the experiments that move between the two prices, in proportion
+    to how far they move: when S is continuous that is d gamma_e / d lambda (implicit function
+    theorem), at a jump it is the jumping experiment."""
+    room = jnp.maximum(gamma_lo - gamma_hi, 0.0)
+    total_room = jnp.sum(room)
+    share = jnp.where(total_room > 0, room / jnp.where(total_room > 0, total_room, 1.0), 0.0)
+    return gamma_hi + jnp.clip(residual, 0.0, total_room) * share
+
+
+def _solve_restricted(land: _Landscape, allowed, budget_in, bisection_steps, refine_steps):
+    """The allocation over the ``allowed`` grid points: (gamma, strategy index, price, summed
+    bound, inf where over budget). Only the residual hand-out is differentiable in Gamma."""
+    ample, log_lo, log_hi = _grid_bracket(land, allowed, bisection_steps)
+    log_hi, gamma_lo, gamma_hi, choice = _exact_bracket(land, allowed, ample, log_lo, log_hi,
+                                                        refine_steps)
+    price_hi = jnp.where(ample, 0.0, jnp.exp(log_hi))
+    residual = jnp.where(ample, 0.0, budget_in - jnp.sum(gamma_hi))
+    gamma = _hand_out_residual(gamma_lo, gamma_hi, residual)
+    caps_chosen = jnp.take_along_axis(land.caps, choice[:, None], -1)[:, 0]
+    gamma = jnp.clip(gamma, 0.0, caps_chosen)
+    total = jnp.sum(_bounds_for(gamma, choice, land.strategies, land.K, land.T, land.form))
+    feasible = jnp.sum(jax.lax.stop_gradient(gamma)) <= land.budget * (1 + 1e-5) + 1e-7
+    return gamma, choice, price_hi, jnp.where(feasible, total, jnp.inf)
+
+
+def _waterfill(K, T, Gamma, strategies, form, grid_size, bisection_steps, refine_steps):
+    # Only the residual hand-out depends differentiably on Gamma (see the module doc): the
+    # search itself runs on stopped gradients (cheaper to compile and to differentiate).
+    budget_in = jnp.asarray(Gamma, K.dtype)
+    K, T, Gamma = (jax.lax.stop_gradient(x) for x in (K, T, Gamma))
+    land = _landscape(K, T, Gamma, strategies, form, grid_size)
+    everywhere = jnp.ones(land.values.shape, bool)
     # Non-convexity: experiments whose grid allocation jumps at the price ("jumpers") are
     # re-solved twice, restricted to the branch below and to the branch above the jump; the
     # best of the unrestricted and the two restricted solutions is kept.
-    ample, log_lo, log_hi = grid_bracket(everywhere)
-    g_below = on_grid(jnp.exp(log_hi), everywhere)  # higher price: the lower branch
-    g_above = on_grid(jnp.exp(log_lo), everywhere)
-    step = jnp.max(cell, axis=-1)
+    ample, log_lo, log_hi = _grid_bracket(land, everywhere, bisection_steps)
+    g_below = _on_grid(land, jnp.exp(log_hi), everywhere)  # higher price: the lower branch
+    g_above = _on_grid(land, jnp.exp(log_lo), everywhere)
+    step = jnp.max(land.cell, axis=-1)
     jumpers = ((g_above - g_below) > 1.5 * step) & ~ample
-    lower = jumpers[:, None, None] & (grid > (g_below + step)[:, None, None])
-    upper = jumpers[:, None, None] & (grid < (g_above - step)[:, None, None])
+    lower = jumpers[:, None, None] & (land.grid > (g_below + step)[:, None, None])
+    upper = jumpers[:, None, None] & (land.grid < (g_above - step)[:, None, None])
     allowed = jnp.stack([everywhere, ~lower, ~upper])
-    gammas, choices, prices, totals = jax.vmap(solve)(allowed)
+    gammas, choices, prices, totals = jax.vmap(
+        lambda a: _solve_restricted(land, a, budget_in, bisection_steps, refine_steps))(allowed)
     best = jnp.argmin(totals)
     choice = choices[best]
     codes = jnp.asarray([_POLICY_CODE[s] for s in strategies], jnp.int32)[choice]

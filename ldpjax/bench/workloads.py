@@ -1,7 +1,7 @@
 """The bench's workloads: one paper-shaped sweep per family, run through ldpjax and NumPy.
 
-Each :class:`Workload` has sizes (``tiny`` for tests, ``small`` -- a few seconds per side on a
-2-core CPU --, ``paper`` -- the shapes of issue 10's table) and a ``prepare`` function that
+Each :class:`Workload` has sizes (``tiny`` for tests, ``small`` -- a quick run per side --,
+``paper`` -- the shapes of the paper sweeps) and a ``prepare`` function that
 builds, once, both sides of the comparison:
 
 * the ldpjax side: the family's public algorithm factory and params builder run through
@@ -24,7 +24,6 @@ builds, once, both sides of the comparison:
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -40,31 +39,14 @@ SIZES = ("tiny", "small", "paper")
 
 
 # --------------------------------------------------------------------------- plumbing
-def _simulate_takes_rng() -> bool:
-    from ldpjax.engine import simulate
-
-    return "rng" in inspect.signature(simulate).parameters
-
-
-def _engine_resolve_rng():
-    """The engine's rng resolver (``resolve_rng(rng, key)``), or None on an engine without it."""
-    if not _simulate_takes_rng():
-        return None
-    try:
-        from ldpjax.engine.keys import resolve_rng
-    except ImportError:
-        return None
-    return resolve_rng
-
-
 @dataclasses.dataclass
 class Context:
     """How the ldpjax side draws its randomness.
 
     ``rng`` None: the engine's default (``make_key(seed)``, no ``rng`` argument). A value the
     engine's ``simulate(..., rng=...)`` accepts (``"invariant"``, ``"fast"``, an implementation
-    name): passed through. Another key implementation this JAX offers (e.g. ``philox4x32``):
-    the key is ``jax.random.key(seed, impl=rng)``. Anything else: ValueError.
+    name): passed through. Another key implementation this JAX offers: the key is
+    ``jax.random.key(seed, impl=rng)``. Anything else: ValueError.
     ``used_impl`` holds the implementation the last ``simulate`` call ran with.
     """
 
@@ -73,17 +55,17 @@ class Context:
     used_impl: str | None = None
 
     def __post_init__(self):
+        from ldpjax.engine.keys import make_key, resolve_rng
+
         self._pass_through = False
         if self.rng is None:
             return
-        resolve = _engine_resolve_rng()
-        if resolve is not None:
-            try:
-                resolve(self.rng, self.key())
-                self._pass_through = True
-                return
-            except ValueError:
-                pass
+        try:
+            resolve_rng(self.rng, make_key(self.seed))
+            self._pass_through = True
+            return
+        except ValueError:
+            pass
         if self.rng not in available_impls():
             raise ValueError(
                 "rng must be 'invariant', 'fast' or a key implementation "
@@ -93,9 +75,7 @@ class Context:
     def key(self):
         from ldpjax.engine import make_key
 
-        if self.rng is not None and not getattr(self, "_pass_through", False) and (
-            self.rng in available_impls()
-        ):
+        if self.rng is not None and not self._pass_through:
             return jax.random.key(self.seed, impl=self.rng)
         return make_key(self.seed)
 
@@ -103,13 +83,10 @@ class Context:
         """``simulate(...).record`` with ``keep_state=False``, blocked until ready."""
         from ldpjax.engine import simulate
 
-        key = self.key()
         if self._pass_through:
             kwargs["rng"] = self.rng
-        result = simulate(algorithm, params, key, num_steps, keep_state=False, **kwargs)
-        info = result.info
-        used = info.get("rng") if isinstance(info, dict) else getattr(info, "rng", None)
-        self.used_impl = str(used) if used else str(jax.random.key_impl(key))
+        result = simulate(algorithm, params, self.key(), num_steps, keep_state=False, **kwargs)
+        self.used_impl = str(result.info.rng)
         return jax.block_until_ready(result.record)
 
 

@@ -10,6 +10,7 @@ index of the first offending point.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -201,11 +202,16 @@ def _unravel(index: int, grid_shape: tuple[int, ...]) -> tuple[int, ...]:
 def validate_algorithm(algorithm, params: PyTree, inputs: PyTree, grid_shape, grid_ndim) -> None:
     """Run ``algorithm.validate(params, inputs)`` on the concrete grid; name the grid index.
 
+    Without a ``validate`` hook, an algorithm that declares a ``privacy_event`` is checked
+    through its event instead (:func:`event_validator`), so it still fails closed.
+
     The whole grid is validated at once; if that fails and the grid has several points, the
     points are validated one by one and the error names the first failing one (its index and
     the grid shape). Errors keep their type (``ValueError``/``TypeError``).
     """
     validate = getattr(algorithm, "validate", None)
+    if validate is None:
+        validate = event_validator(algorithm)
     if validate is None:
         return
     try:
@@ -228,8 +234,43 @@ def validate_algorithm(algorithm, params: PyTree, inputs: PyTree, grid_shape, gr
         raise type(err)(f"{err} (on the whole params grid of shape {tuple(grid_shape)})") from err
 
 
+def event_validator(algorithm) -> Callable[[PyTree, PyTree], None] | None:
+    """A ``validate(params, inputs)`` built from ``algorithm.privacy_event`` (None without one).
+
+    Building the event of concrete params and checking it raises ``ValueError`` for a budget
+    outside its domain (mu = -1, r = 2, ...), the checks every accountant makes before it
+    computes. An event this library cannot read (a third party's) is left to its own code: it
+    does not stop the run.
+    """
+    event_of = getattr(algorithm, "privacy_event", None)
+    if event_of is None:
+        return None
+    check = _event_check()
+
+    def validate(params: PyTree, inputs: PyTree) -> None:
+        del inputs
+        try:
+            check(event_of(params))
+        except NotImplementedError:
+            return
+
+    return validate
+
+
+def _event_check() -> Callable[[Any], None]:
+    """The accountants' concrete domain check of an event (``ValueError`` naming a parameter)."""
+    try:
+        from ldpjax.accounting.accountant import check_event
+    except ImportError:  # events beside the mechanisms: their check, or an accountant's
+        from ldpjax.mechanisms import events
+
+        return getattr(events, "_check", None) or (lambda event: events.delta(event, 1.0))
+    return check_event
+
+
 __all__ = [
     "check_grid_ndim",
+    "event_validator",
     "check_precision_tree",
     "grants_no_privacy",
     "has_no_noise_budget",

@@ -1,8 +1,8 @@
-"""Sweeps over several processes (one machine or many) with JAX's multi-process runtime.
+"""Sharing a sweep's seed chunks between JAX processes (what :func:`simulate` needs of them).
 
-Start N processes that each call :func:`initialize` before any JAX computation (the launcher
-``python -m ldpjax.launch --processes N -- run NAME`` does this on one machine; under SLURM or
-on a TPU pod see below). Every :func:`~ldpjax.engine.simulate` call is then shared:
+The processes are started and joined to JAX's runtime by the application
+(:mod:`ldpjax.cluster`, :mod:`ldpjax.launch`). Once they are, every
+:func:`~ldpjax.engine.simulate` call is shared:
 
 * every process computes on **its own devices** (``jax.local_devices()``) a disjoint,
   deterministic share of the seed chunks (round ``r``: process ``p`` takes missing chunk
@@ -21,162 +21,34 @@ params, inputs, key, horizon, seeds) and agree on the seed chunk (the smallest a
 planned), so a script that gives processes different work fails with a clear error instead of
 mixing results.
 
-Why gather through a collective and not through files: the CPU runtime of the installed JAX
-(0.10) has cross-process collectives (gloo, the default ``jax_cpu_collectives_implementation``);
-``process_allgather`` works on CPU, GPU and TPU alike and needs no shared folder between hosts.
+Why gather through a collective and not through files: JAX's CPU runtime has cross-process
+collectives (gloo, the default ``jax_cpu_collectives_implementation``); ``process_allgather``
+works on CPU, GPU and TPU alike and needs no shared folder between hosts.
 
-Environment read by :func:`initialize`, first match wins:
-
-* ``LDPJAX_NUM_PROCESSES`` (> 1), ``LDPJAX_PROCESS_ID``, ``LDPJAX_COORDINATOR`` (``host:port``
-  of process 0) -- set by :mod:`ldpjax.launch`, or by hand;
-* SLURM (``srun``): ``SLURM_NTASKS`` (> 1), ``SLURM_PROCID``; the coordinator is
-  ``LDPJAX_COORDINATOR`` if set, else JAX's rule (first node of ``SLURM_STEP_NODELIST``, a port
-  derived from ``SLURM_JOB_ID``);
-* ``LDPJAX_DISTRIBUTED=auto``: ``jax.distributed.initialize()`` with JAX's own cluster
-  detection (Cloud TPU pods, Open MPI, Kubernetes, mpi4py);
-* otherwise one process (nothing to do).
-
-Each process uses all the devices it sees (restrict them with JAX's ``JAX_LOCAL_DEVICE_IDS``
-or ``CUDA_VISIBLE_DEVICES``; under SLURM on GPUs JAX gives each task one GPU). On one machine a
-single process already uses every local accelerator, so local processes are mainly for CPUs
-and for testing; the point of several processes is several machines.
-
-``LDPJAX_HEARTBEAT_TIMEOUT`` and ``LDPJAX_INIT_TIMEOUT`` (seconds) and
-``LDPJAX_COORDINATOR_BIND`` (``host:port`` the coordinator listens on; default: the coordinator
-address itself when it is a loopback address, else JAX's default, all interfaces) are passed to
-``jax.distributed.initialize`` when set.
+The runtime's names that lived here (``initialize``, ``config_from_env``, ``ProcessConfig``,
+``ENV_*``) moved to :mod:`ldpjax.cluster`; reading them here still works.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import math
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-ENV_COORDINATOR = "LDPJAX_COORDINATOR"
-ENV_NUM_PROCESSES = "LDPJAX_NUM_PROCESSES"
-ENV_PROCESS_ID = "LDPJAX_PROCESS_ID"
-ENV_MODE = "LDPJAX_DISTRIBUTED"
-ENV_HEARTBEAT = "LDPJAX_HEARTBEAT_TIMEOUT"
-ENV_INIT_TIMEOUT = "LDPJAX_INIT_TIMEOUT"
-
-_INITIALIZED: ProcessConfig | None = None
+#: Names of the runtime, now in :mod:`ldpjax.cluster` (answered lazily, see ``__getattr__``).
+_MOVED = ("ENV_COORDINATOR", "ENV_HEARTBEAT", "ENV_INIT_TIMEOUT", "ENV_MODE", "ENV_NUM_PROCESSES",
+          "ENV_PROCESS_ID", "ProcessConfig", "config_from_env", "initialize")
 
 
-@dataclasses.dataclass(frozen=True)
-class ProcessConfig:
-    """Where this process stands: ``process_id`` of ``num_processes``.
-
-    ``coordinator`` is ``host:port`` of process 0, or None where JAX chooses it (SLURM, auto);
-    ``source`` says what set it: ``"ldpjax"`` (LDPJAX_* variables), ``"slurm"``, ``"auto"`` or
-    ``"single"`` (one process, nothing initialised).
-    """
-
-    num_processes: int
-    process_id: int
-    coordinator: str | None
-    source: str
-
-    @property
-    def multiprocess(self) -> bool:
-        return self.source == "auto" or self.num_processes > 1
-
-
-def _env_int(env: Mapping[str, str], name: str, low: int, high: int | None = None) -> int:
-    text = env.get(name, "")
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {text!r}") from None
-    if value < low or (high is not None and value > high):
-        upper = "" if high is None else f" and <= {high}"
-        raise ValueError(f"{name} must be >= {low}{upper}, got {value}")
-    return value
-
-
-def config_from_env(environ: Mapping[str, str] | None = None) -> ProcessConfig:
-    """The process configuration the environment asks for (pure: reads ``environ`` only)."""
-    env = os.environ if environ is None else environ
-    coordinator = env.get(ENV_COORDINATOR) or None
-    if coordinator is not None and (":" not in coordinator or not coordinator.rsplit(":", 1)[1].isdigit()):
-        raise ValueError(f"{ENV_COORDINATOR} must be host:port, got {coordinator!r}")
-    if env.get(ENV_NUM_PROCESSES):
-        num = _env_int(env, ENV_NUM_PROCESSES, 1)
-        if num == 1:
-            return ProcessConfig(1, 0, None, "single")
-        if not env.get(ENV_PROCESS_ID):
-            raise ValueError(f"{ENV_NUM_PROCESSES}={num} needs {ENV_PROCESS_ID} (0..{num - 1})")
-        pid = _env_int(env, ENV_PROCESS_ID, 0, num - 1)
-        if coordinator is None:
-            raise ValueError(f"{ENV_NUM_PROCESSES}={num} needs {ENV_COORDINATOR}=host:port")
-        return ProcessConfig(num, pid, coordinator, "ldpjax")
-    if env.get("SLURM_NTASKS") and env.get("SLURM_PROCID") is not None and env.get("SLURM_PROCID") != "":
-        num = _env_int(env, "SLURM_NTASKS", 1)
-        if num > 1:
-            pid = _env_int(env, "SLURM_PROCID", 0, num - 1)
-            if coordinator is None and not env.get("SLURM_STEP_NODELIST"):
-                raise ValueError(
-                    "SLURM_NTASKS > 1 but SLURM_STEP_NODELIST is not set (not inside an srun "
-                    f"step?): start the processes with srun, or set {ENV_COORDINATOR}=host:port"
-                )
-            return ProcessConfig(num, pid, coordinator, "slurm")
-    mode = env.get(ENV_MODE, "").strip().lower()
-    if mode == "auto":
-        return ProcessConfig(0, 0, coordinator, "auto")
-    if mode not in ("", "off", "0", "none"):
-        raise ValueError(f"{ENV_MODE} must be 'auto' or unset, got {env.get(ENV_MODE)!r}")
-    return ProcessConfig(1, 0, None, "single")
-
-
-def initialize(environ: Mapping[str, str] | None = None) -> ProcessConfig:
-    """Join the multi-process runtime the environment describes (see the module docstring).
-
-    Call it before any JAX computation. Idempotent; a no-op (returning a ``"single"`` config)
-    when the environment describes one process. Returns the configuration, with the actual
-    process count and index once initialised.
-    """
-    global _INITIALIZED
-    if _INITIALIZED is not None:
-        return _INITIALIZED
-    cfg = config_from_env(environ)
-    if not cfg.multiprocess:
-        _INITIALIZED = cfg
-        return cfg
-    import jax
-
-    env = os.environ if environ is None else environ
-    kwargs: dict[str, Any] = {}
-    if env.get(ENV_HEARTBEAT):
-        kwargs["heartbeat_timeout_seconds"] = _env_int(env, ENV_HEARTBEAT, 1)
-    if env.get(ENV_INIT_TIMEOUT):
-        kwargs["initialization_timeout"] = _env_int(env, ENV_INIT_TIMEOUT, 1)
-    bind = env.get("LDPJAX_COORDINATOR_BIND")
-    if bind is None and cfg.coordinator is not None and cfg.process_id == 0:
-        host = cfg.coordinator.rsplit(":", 1)[0].strip("[]")
-        if host in ("127.0.0.1", "localhost", "::1"):
-            bind = cfg.coordinator  # one machine: listen on the loopback interface only
-    if bind:
-        kwargs["coordinator_bind_address"] = bind
-    if cfg.source == "auto":
-        jax.distributed.initialize(coordinator_address=cfg.coordinator, **kwargs)
-    else:
-        if cfg.source == "ldpjax":
-            # exactly what the variables say: no cluster detection (a launcher started inside
-            # a SLURM allocation must not pick up the allocation's device assignment)
-            kwargs["cluster_detection_method"] = "deactivate"
-        jax.distributed.initialize(
-            coordinator_address=cfg.coordinator,
-            num_processes=cfg.num_processes,
-            process_id=cfg.process_id,
-            **kwargs,
-        )
-    _INITIALIZED = ProcessConfig(jax.process_count(), jax.process_index(), cfg.coordinator, cfg.source)
-    return _INITIALIZED
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:  # the old path of the runtime: the engine itself never uses it
+        return getattr(importlib.import_module("ldpjax.cluster"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_multiprocess() -> bool:
@@ -386,11 +258,8 @@ def run_shared(
 
 
 __all__ = [
-    "ProcessConfig",
     "agree",
     "barrier",
-    "config_from_env",
-    "initialize",
     "is_main_process",
     "is_multiprocess",
     "local_devices",

@@ -4,28 +4,24 @@
 run ``s`` (seed index, uint32) gets ``init_key, run_key = split(fold_in(key, s))`` and step t
 ``fold_in(run_key, t)``; with independent grid streams the key is first ``fold_in(key, g)``.
 
-Generators (``impl``), measured on this repository's 2-core CPU (jaxlib 0.10.2, quiet machine).
-``jax.random.bits`` of 2^24 words: threefry2x32 ~50-90 M words/s, rbg ~40-105 M, philox4x32
-~470 M, philox2x32 ~290-530 M, threefry4x32 ~375-460 M. The engine's own pattern (a step key
-``fold_in(run_key, t)`` split in two inside a ``vmap``-ed ``scan``; 400 runs x 1000 steps,
-``python experiments/bench_key_derivation.py``): threefry2x32 0.033 s, philox4x32 0.0085 s,
-philox2x32 0.0063 s, rbg 0.13 s, threefry4x32 > 100 s to compile (43 s to run with an
-optimisation barrier: unusable here).
+Generators (``impl``); ``ldpjax bench`` and ``python experiments/bench_key_derivation.py``
+measure their speed on your machine (threefry4x32 is left out: its scan takes far too long to
+compile).
 
 * ``philox4x32`` (the engine's default where this JAX offers it: :data:`DEFAULT_IMPL`,
   ``rng="invariant"``): counter based with **64-bit** keys (like threefry2x32); streams are
-  bit-identical however runs are split across devices, chunks or ``vmap`` batches; ~4x faster
+  bit-identical however runs are split across devices, chunks or ``vmap`` batches; faster
   than threefry2x32 on CPU. It does not compile as one program sharded over several devices
   (XLA cannot legalize its ``mulhi``), so on several devices the engine runs one program per
   device (``SimulationInfo.execution == "per_device"``) -- same records, never a failure.
   Older JAX releases without it fall back to threefry2x32.
 * ``threefry2x32`` (JAX's own default): the same invariance with 64-bit keys, and it compiles
-  sharded; ~4x slower on CPU. ``make_key(seed, "threefry2x32")`` or ``--key-impl threefry2x32``.
+  sharded; slower on CPU. ``make_key(seed, "threefry2x32")`` or ``--key-impl threefry2x32``.
 * ``philox2x32`` (the engine's ``rng="fast"`` on CPU): counter based and invariant too, a
   little faster than philox4x32, but its keys are **32 bits**: the engine derives one key per
   (run, step), and among 10^7 such keys ~1.2 x 10^4 pairs coincide (birthday bound
-  n^2 / 2^33; measured 11,658 with jaxlib 0.10.2; ``tests/foundation/test_engine_rng.py``
-  checks 2^20 keys), so two different (run, step) pairs then see the same random numbers.
+  n^2 / 2^33; ``tests/foundation/test_engine_rng.py`` checks 2^20 keys), so two different
+  (run, step) pairs then see the same random numbers.
   Runs device by device like philox4x32.
 * ``rbg`` / ``unsafe_rbg`` use the XLA RngBitGenerator; deterministic for a fixed program, but
   not guaranteed to match across batchings.

@@ -4,12 +4,14 @@
 :func:`simulate` is the batched driver used by every experiment; it is a short loop over the
 pieces of the engine:
 
-* :mod:`~ldpjax.engine.checks` -- arguments and the algorithm's ``validate`` hook, before
-  compiling;
+* :mod:`~ldpjax.engine.checks` -- arguments, and the algorithm's ``validate`` hook (or, without
+  one, its privacy event at every grid point), before compiling;
 * :mod:`~ldpjax.engine.rollout` -- the pure scan, the key schedule and the cached kernels;
 * :mod:`~ldpjax.engine.plan` -- seed/time chunks, padding to the devices, memory and horizon
   limits;
-* :mod:`~ldpjax.engine.fingerprint` and :mod:`~ldpjax.engine.store` -- checkpoint I/O.
+* :mod:`~ldpjax.engine.executor` -- placing a chunk on one device, a mesh, or device by device;
+* :mod:`~ldpjax.engine.fingerprint` and :mod:`~ldpjax.engine.store` -- checkpoint I/O;
+* :mod:`~ldpjax.engine.distributed` -- sharing the seed chunks between processes.
 
 Semantics:
 
@@ -20,10 +22,11 @@ Semantics:
   point (common random numbers), and results do not depend on chunking or device count;
 * all runs of a chunk are one flat ``vmap`` axis, sharded over the given devices with a 1-d
   ``Mesh`` + ``NamedSharding`` (generators that cannot be sharded run device by device);
-* with ``checkpoint_dir`` every finished seed chunk is written to disk (process 0 only);
-  rerunning the same call skips the chunks already there;
-* started as several processes (:mod:`~ldpjax.engine.distributed`), each process computes a
-  share of the seed chunks on its own devices and every process returns the full result.
+* one loop computes the seed chunks; with ``checkpoint_dir`` it loads the chunks already on
+  disk and saves each new one (process 0 only), so rerunning the same call skips them;
+* started as several processes (see :mod:`ldpjax.cluster`), the same loop is shared: each
+  process computes a share of the seed chunks on its own devices and every process returns the
+  full result.
 
 Results come back as NumPy arrays of shape ``grid_shape + (num_seeds,) + leaf_shape``.
 """
@@ -34,13 +37,12 @@ import contextlib
 import dataclasses
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
 
 import ldpjax
 from ldpjax.engine import distributed
@@ -57,30 +59,32 @@ from ldpjax.engine.checks import (
     validate_algorithm,
 )
 from ldpjax.engine.compile import CompileTimer
+from ldpjax.engine.executor import Executor
 from ldpjax.engine.fingerprint import fingerprint as fingerprint_of
 from ldpjax.engine.fingerprint import stable, tree_digest
 from ldpjax.engine.grid import grid_shape_of
-from ldpjax.engine.keys import (
-    UNSHARDABLE_IMPLS,
-    as_typed_key,
-    convert_key,
-    key_impl_name,
-    resolve_rng,
-)
+from ldpjax.engine.keys import as_typed_key, convert_key, key_impl_name, resolve_rng
 from ldpjax.engine.plan import ChunkPlan, default_memory_limit, plan_chunks, tree_bytes
-from ldpjax.engine.rollout import AXIS, inputs_at, kernels, make_mesh, rollout, run_specs, take
+from ldpjax.engine.rollout import inputs_at, kernels, rollout, run_specs, take
 from ldpjax.engine.store import ChunkStore
 from ldpjax.mechanisms._domain import no_privacy_permitted
-from ldpjax.progress import ProgressBar
 from ldpjax.types import PRNGKey, PyTree
 
-# Backwards-compatible name (tests and benchmarks inspect the kernel cache).
+# Backwards-compatible names (tests and benchmarks inspect the kernel cache).
 _kernels = kernels
+_Executor = Executor
+
+#: ``progress(n)``: ``n`` more (seed, step) pairs are done, of ``num_seeds * num_steps``.
+ProgressFn = Callable[[float], Any]
+Leaves = list[np.ndarray]
 
 
 @dataclasses.dataclass(frozen=True)
 class SimulationInfo:
-    """How a :func:`simulate` call ran. Also readable as a mapping (``info["wall_seconds"]``).
+    """How a :func:`simulate` call ran (a frozen record; ``info.wall_seconds``).
+
+    ``info["wall_seconds"]``, ``info.get(...)``, ``"rng" in info`` and :meth:`as_dict` are kept
+    for callers that read it as a mapping.
 
     Attributes:
       grid_shape, num_seeds, num_steps, seed_offset: what was run.
@@ -92,7 +96,7 @@ class SimulationInfo:
       chunks_computed, chunks_loaded: seed chunks computed now / loaded from checkpoints.
       wall_seconds, compile_seconds, run_seconds: time of the call; ``compile_seconds`` is what
         JAX spent tracing, lowering and compiling (0 when every kernel was cached).
-      compilations: number of XLA compilations during the call.
+      compilations: number of XLA compilations during the call (see :func:`simulate`).
       chunk_bytes, result_bytes: the plan's memory estimates (devices per chunk; host result).
       fingerprint: checkpoint fingerprint ("" without ``checkpoint_dir``).
       num_processes: processes that shared the sweep (chunk counts are over all of them).
@@ -147,7 +151,7 @@ class SimulationResult(NamedTuple):
         ``grid_shape + (num_seeds,) + leaf_shape``.
       state: the final algorithm state per run (same leading axes), or None with
         ``keep_state=False``.
-      info: a :class:`SimulationInfo` (also indexable like a dict).
+      info: a :class:`SimulationInfo`.
     """
 
     record: PyTree
@@ -155,73 +159,78 @@ class SimulationResult(NamedTuple):
     info: SimulationInfo
 
 
-# --------------------------------------------------------------------------- placement
-class _Executor:
-    """Where the runs of a chunk live: one device, one sharded program, or one per device."""
+# --------------------------------------------------------------------------- plan records
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """The checked, concrete arguments of one :func:`simulate` call.
 
-    def __init__(self, devices: Sequence[jax.Device], impl: str):
-        self.devices = list(devices)
-        if len(self.devices) == 1:
-            self.mode, self.mesh = "single", None
-        elif impl in UNSHARDABLE_IMPLS:
-            self.mode, self.mesh = "per_device", None
-        else:
-            self.mode, self.mesh = "sharded", make_mesh(self.devices)
+    ``params`` keep their grid axes; ``key`` is already converted to the generator ``impl``;
+    ``seed_chunk``, ``time_chunk`` and ``memory_limit`` are the caller's requests (None: plan).
+    """
 
-    def replicate(self, tree: PyTree) -> Any:
-        if self.mode == "single":
-            return jax.device_put(tree, self.devices[0])
-        if self.mode == "per_device":
-            return [jax.device_put(tree, d) for d in self.devices]
-        return jax.device_put(tree, NamedSharding(self.mesh, PartitionSpec()))
+    algorithm: Algorithm
+    recorder: record_lib.Recorder
+    params: PyTree
+    key: PRNGKey
+    inputs: PyTree
+    num_steps: int
+    num_seeds: int
+    seed_offset: int
+    grid_ndim: int
+    grid_shape: tuple[int, ...]
+    devices: tuple[Any, ...]
+    impl: str
+    keep_state: bool
+    common_random_numbers: bool
+    tag: str
+    seed_chunk: int | None
+    time_chunk: int | None
+    memory_limit: int | None
 
-    def place(self, host: np.ndarray) -> Any:
-        """Split the batch axis of ``host`` over the devices."""
-        if self.mode == "single":
-            return jax.device_put(host, self.devices[0])
-        if self.mode == "per_device":
-            parts = np.split(host, len(self.devices))
-            return [jax.device_put(p, d) for p, d in zip(parts, self.devices, strict=True)]
-        sharding = NamedSharding(self.mesh, PartitionSpec(AXIS))
-        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+    @property
+    def num_points(self) -> int:
+        return math.prod(self.grid_shape)
 
-    def call(self, fn, *args) -> Any:
-        if self.mode == "per_device":
-            return [fn(*(a[i] for a in args)) for i in range(len(self.devices))]
-        return fn(*args)
-
-    def to_host(self, tree: PyTree) -> PyTree:
-        if self.mode == "per_device":
-            parts = [_to_host(t) for t in tree]
-            return jax.tree_util.tree_map(lambda *xs: np.concatenate(xs, axis=0), *parts)
-        return _to_host(tree)
-
-
-def _to_host(tree: PyTree) -> PyTree:
-    def fetch(x):
-        if isinstance(x, jax.Array) and not x.is_fully_addressable:
-            from jax.experimental import multihost_utils
-
-            return np.asarray(multihost_utils.process_allgather(x, tiled=True))
-        return np.asarray(x)
-
-    return jax.tree_util.tree_map(fetch, tree)
+    def description(self) -> dict[str, Any]:
+        """What the records depend on (checkpoint fingerprint, agreement between processes)."""
+        return dict(
+            algorithm=stable(self.algorithm), recorder=self.recorder.spec,
+            num_steps=self.num_steps, grid_shape=list(self.grid_shape),
+            seed_offset=self.seed_offset, keep_state=self.keep_state,
+            params=tree_digest(self.params), inputs=tree_digest(self.inputs),
+            key=tree_digest(self.key) + ":" + key_impl_name(self.key), tag=self.tag,
+            common_random_numbers=self.common_random_numbers,
+        )
 
 
-# --------------------------------------------------------------------------- driver
-def _checkpoint_store(checkpoint_dir, **parts) -> tuple[ChunkStore | None, str]:
-    description = {
-        **parts,
-        "x64": bool(jax.config.jax_enable_x64),
-        "jax": jax.__version__,
-        "ldpjax": ldpjax.__version__,
-    }
-    fp = fingerprint_of(description)
-    if not distributed.is_main_process():  # multi-process: only process 0 touches the folder
-        return None, fp
-    return ChunkStore(checkpoint_dir, fp, description), fp
+class RunSpecs(NamedTuple):
+    """Shapes of one run: algorithm state, recorder accumulator, step outputs, record."""
+
+    state: PyTree
+    acc: PyTree
+    out: PyTree
+    record: PyTree
 
 
+@dataclasses.dataclass(frozen=True)
+class ChunkJob:
+    """Everything computing one seed chunk needs (the same for every chunk of a call)."""
+
+    sweep: Sweep
+    plan: ChunkPlan
+    executor: Executor
+    params_dev: Any  # flat params (one row per grid point), on the devices
+    key_dev: Any
+    inputs0: PyTree  # inputs of step 0 (None without inputs)
+
+
+#: ``runner(chunks, *, leaf_specs, num_points, seed_chunk, load, compute, save, done)`` ->
+#: ``(pieces, computed, loaded)``: :func:`run_chunks` here, ``distributed.run_shared`` over
+#: several processes.
+ChunkRunner = Callable[..., tuple[list[Leaves], int, int]]
+
+
+# --------------------------------------------------------------------------- public driver
 def simulate(
     algorithm: Algorithm,
     params: PyTree,
@@ -239,7 +248,7 @@ def simulate(
     devices: Sequence[jax.Device] | None = None,
     checkpoint_dir: str | os.PathLike | None = None,
     keep_state: bool = True,
-    progress: bool | ProgressBar = False,
+    progress: ProgressFn | None = None,
     tag: str = "",
     common_random_numbers: bool = True,
     rng: str | None = None,
@@ -250,10 +259,13 @@ def simulate(
       algorithm: an :class:`~ldpjax.engine.Algorithm` (build it once and reuse it: the
         compiled kernels are cached per algorithm and per recorder *value*).
       params: numeric parameters (pytree of arrays). With ``grid_ndim = d`` every leaf has the
-        same d leading grid axes. Validated by ``algorithm.validate`` (if any) before compiling.
-        float16 / bfloat16 leaves raise ``ValueError``. A +inf budget (mu = inf) in this
-        concrete grid means "no noise" at that point (the run is traced inside
-        :func:`ldpjax.mechanisms.no_privacy_permitted`); nothing else turns noise off.
+        same d leading grid axes. Checked before compiling by ``algorithm.validate``; an
+        algorithm without that hook but with a ``privacy_event`` has the event of every grid
+        point checked instead (a budget outside its domain, e.g. mu = -1, raises
+        ``ValueError`` naming the grid point). float16 / bfloat16 leaves raise ``ValueError``.
+        A +inf budget (mu = inf) in this concrete grid means "no noise" at that point (the
+        run is traced inside :func:`ldpjax.mechanisms.no_privacy_permitted`); nothing else
+        turns noise off.
       key: PRNG key (typed, any implementation; see :func:`~ldpjax.engine.make_key`).
       num_steps: horizon T (defaults to the length of ``inputs``).
       num_seeds: independent runs per grid point.
@@ -271,22 +283,28 @@ def simulate(
         ``jax.local_devices()``, i.e. all of them in a single-process program).
       checkpoint_dir: if given, finished seed chunks are saved there and reused on rerun.
       keep_state: return (and save) the final states; False keeps only the records.
-      progress: True for a progress bar, or a shared :class:`~ldpjax.progress.ProgressBar`.
+      progress: a callback ``progress(n)``: ``n`` more (seed, step) pairs of
+        ``num_seeds * num_steps`` are done (an object's ``update`` method is taken); None: silent.
       tag: free text folded into the checkpoint fingerprint (bump it after changing code).
       common_random_numbers: if True (default) every grid point uses the same keys for the same
         seed (paired comparisons across privacy levels); if False, grid point g (flat index)
         uses ``fold_in(key, g)`` first, so grid points are independent (e.g. different
         experiments of a portfolio). Either way results do not depend on chunking or devices.
-      rng: the generator: ``None`` (default) uses ``key``'s own implementation (philox4x32
-        for a key from :func:`~ldpjax.engine.make_key`); ``"invariant"`` the invariant default
-        (philox4x32 where JAX offers it, else threefry2x32: 64-bit keys, bit-identical across
-        chunks and devices); ``"fast"`` the fastest measured generator on this backend
-        (philox2x32 on CPU: 32-bit keys, see :mod:`ldpjax.engine.keys`); or an implementation
-        name. Other than ``None``,
-        the key is converted deterministically (``rollout(..., rng=...)`` does the same).
+      rng: the generator: ``None`` (default) keeps ``key``'s own; ``"invariant"`` the invariant
+        default (philox4x32 where JAX offers it, else threefry2x32); ``"fast"`` the fastest
+        measured one on this backend; or an implementation name (see
+        :mod:`ldpjax.engine.keys`). The key is then converted deterministically, as in ``rollout``.
 
     Returns:
       A :class:`SimulationResult` of NumPy arrays and a :class:`SimulationInfo`.
+
+    Compilations: ``info.compilations`` counts every XLA compilation of the call. The engine
+    compiles three kernels per (algorithm, recorder, shapes, devices) -- ``init``, ``advance``
+    (one per time-chunk length) and ``finalize`` -- and a first call also compiles, once per
+    shape, the eager operations around them: a slice and a squeeze taking grid point 0 to infer
+    a run's shapes, the step counter ``jnp.int32(t0)``, any ``jnp`` work in ``validate`` or
+    ``privacy_event``, a key conversion. So the demo counter's first call on one CPU reports 6
+    (3 kernels + 3 eager operations), and the same call again 0 (the kernels are cached).
 
     Raises:
       TypeError / ValueError: naming the argument (and leaf path / grid index) for bad inputs,
@@ -294,20 +312,15 @@ def simulate(
         :mod:`ldpjax.engine.plan`).
     """
     check_precision_tree("params", params)
-    # A concrete no-noise budget in the grid (mu = inf, gamma = inf, or a claim with mu = inf)
-    # means "no noise" at that point: checked here, on the concrete params, it is the only road
-    # to a noiseless release.
-    permit = (no_privacy_permitted() if grants_no_privacy(algorithm, params)
-              else contextlib.nullcontext())
-    with permit, CompileTimer() as timer:
-        result = _simulate(
+    on_progress = progress_callback(progress)
+    with _no_noise_permit(algorithm, params), CompileTimer() as timer:
+        sweep = prepare(
             algorithm, params, key, num_steps, num_seeds=num_seeds, inputs=inputs, record=record,
             grid_ndim=grid_ndim, seed_offset=seed_offset, seed_chunk=seed_chunk,
             time_chunk=time_chunk, memory_limit=memory_limit, devices=devices,
-            checkpoint_dir=checkpoint_dir, keep_state=keep_state, progress=progress, tag=tag,
-            common_random_numbers=common_random_numbers, rng=rng,
+            keep_state=keep_state, tag=tag, common_random_numbers=common_random_numbers, rng=rng,
         )
-    rec, state, info = result
+        rec, state, info = run_sweep(sweep, checkpoint_dir, on_progress)
     info = dataclasses.replace(
         info,
         wall_seconds=timer.wall_seconds,
@@ -318,9 +331,37 @@ def simulate(
     return SimulationResult(rec, state, info)
 
 
-def _prepare(algorithm, params, key, num_steps, num_seeds, inputs, record, grid_ndim,
-             seed_offset, seed_chunk, time_chunk, memory_limit, devices, rng):
-    """Check every argument; return the concrete, converted pieces."""
+def _no_noise_permit(algorithm: Algorithm, params: PyTree):
+    """A concrete no-noise budget in the grid (mu = inf, gamma = inf, or a claim with mu = inf)
+    means "no noise" at that point: checked here, on the concrete params, it is the only road
+    to a noiseless release."""
+    if grants_no_privacy(algorithm, params):
+        return no_privacy_permitted()
+    return contextlib.nullcontext()
+
+
+def progress_callback(progress: Any) -> ProgressFn | None:
+    """``progress`` as a callback: a callable, an object's ``update`` method, or None."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        raise TypeError(
+            "progress must be a callback progress(n) (e.g. ldpjax.progress.ProgressBar(total)"
+            ".update) or None; the engine draws no progress bar of its own"
+        )
+    if callable(progress):
+        return progress
+    update = getattr(progress, "update", None)
+    if callable(update):
+        return update
+    raise TypeError(f"progress must be a callable or None, got {type(progress).__name__}")
+
+
+# --------------------------------------------------------------------------- checks
+def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, grid_ndim,
+            seed_offset, seed_chunk, time_chunk, memory_limit, devices, keep_state, tag,
+            common_random_numbers, rng) -> Sweep:
+    """Check every argument of :func:`simulate`; return the concrete, converted :class:`Sweep`."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError("algorithm must be an ldpjax.engine.Algorithm(init, step)")
     if record is not None and not isinstance(record, record_lib.Recorder):
@@ -348,126 +389,60 @@ def _prepare(algorithm, params, key, num_steps, num_seeds, inputs, record, grid_
     grid_shape = grid_shape_of(params, grid_ndim)
     inputs = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[:num_steps], inputs)
     validate_algorithm(algorithm, params, inputs, grid_shape, grid_ndim)
-    return (params, key, num_steps, num_seeds, inputs, grid_ndim, grid_shape, seed_offset,
-            seed_chunk, time_chunk, memory_limit, devices, impl)
+    return Sweep(
+        algorithm=algorithm, recorder=record if record is not None else record_lib.last(),
+        params=params, key=key, inputs=inputs, num_steps=num_steps, num_seeds=num_seeds,
+        seed_offset=seed_offset, grid_ndim=grid_ndim, grid_shape=tuple(grid_shape),
+        devices=tuple(devices), impl=impl, keep_state=bool(keep_state),
+        common_random_numbers=bool(common_random_numbers), tag=tag, seed_chunk=seed_chunk,
+        time_chunk=time_chunk, memory_limit=memory_limit,
+    )
 
 
-def _simulate(algorithm, params, key, num_steps, *, num_seeds, inputs, record, grid_ndim,
-              seed_offset, seed_chunk, time_chunk, memory_limit, devices, checkpoint_dir,
-              keep_state, progress, tag, common_random_numbers, rng):
-    (params, key, num_steps, num_seeds, inputs, grid_ndim, grid_shape, seed_offset, seed_chunk,
-     time_chunk, memory_limit, devices, impl) = _prepare(
-        algorithm, params, key, num_steps, num_seeds, inputs, record, grid_ndim, seed_offset,
-        seed_chunk, time_chunk, memory_limit, devices, rng)
-    recorder = record if record is not None else record_lib.last()
-    num_points = math.prod(grid_shape)
+# --------------------------------------------------------------------------- the chunk loop
+def run_sweep(sweep: Sweep, checkpoint_dir, progress: ProgressFn | None):
+    """Plan the chunks and run them with one loop; ``(record, state, info)`` (times left 0)."""
     params_flat = jax.tree_util.tree_map(
-        lambda x: x.reshape((num_points,) + x.shape[grid_ndim:]), params
+        lambda x: x.reshape((sweep.num_points,) + x.shape[sweep.grid_ndim:]), sweep.params
     )
-    inputs0 = None if inputs is None else inputs_at(inputs, 0)
-    executor = _Executor(devices, impl)
-
-    # Shapes of one run (cached per algorithm/recorder/shapes), to plan chunks and check files.
-    state_spec, acc_spec, out_spec, rec_spec = run_specs(
-        algorithm, recorder, num_steps, take(params_flat, 0), key, inputs0
-    )
-
-    def make_plan(seed_chunk):
-        return plan_chunks(
-            num_points=num_points, num_seeds=num_seeds, num_steps=num_steps,
-            num_devices=len(devices),
-            run_bytes=tree_bytes(state_spec) + tree_bytes(acc_spec) + tree_bytes(out_spec),
-            record_bytes=tree_bytes(rec_spec) + (tree_bytes(state_spec) if keep_state else 0),
-            seed_chunk=seed_chunk, time_chunk=time_chunk,
-            memory_limit=memory_limit if memory_limit is not None else default_memory_limit(devices),
-        )
-
-    def describe():  # what the records depend on (checkpoint fingerprint, process agreement)
-        return dict(
-            algorithm=stable(algorithm), recorder=recorder.spec, num_steps=num_steps,
-            grid_shape=list(grid_shape), seed_offset=seed_offset, keep_state=keep_state,
-            params=tree_digest(params), inputs=tree_digest(inputs),
-            key=tree_digest(key) + ":" + key_impl_name(key), tag=tag,
-            common_random_numbers=common_random_numbers,
-        )
-
-    plan = make_plan(seed_chunk)
-    # --- multi-process hook 1/2: same sweep everywhere, one seed chunk for all processes.
-    multiprocess = distributed.is_multiprocess()
-    if multiprocess:
-        agreed = distributed.agree(
-            distributed.sweep_digest(sorted(describe().items()), num_seeds), plan.seed_chunk,
-            split_seeds=num_seeds if seed_chunk is None else None,
-        )
-        if agreed != plan.seed_chunk:
-            plan = make_plan(agreed)
-
+    inputs0 = None if sweep.inputs is None else inputs_at(sweep.inputs, 0)
+    specs = RunSpecs(*run_specs(sweep.algorithm, sweep.recorder, sweep.num_steps,
+                                take(params_flat, 0), sweep.key, inputs0))
+    plan = _agreed_plan(sweep, specs)
     store, fp = None, ""
     if checkpoint_dir is not None:
-        store, fp = _checkpoint_store(checkpoint_dir, **describe())
+        store, fp = _checkpoint_store(checkpoint_dir, sweep.description())
+    executor = Executor(sweep.devices, sweep.impl)
+    job = ChunkJob(sweep, plan, executor, executor.replicate(params_flat),
+                   executor.replicate(sweep.key), inputs0)
 
-    bar = progress if isinstance(progress, ProgressBar) else None
-    own_bar = bar is None and bool(progress) and distributed.is_main_process()
-    if own_bar:
-        bar = ProgressBar(num_seeds * num_steps, desc="simulate")
-
-    keep = (rec_spec, state_spec if keep_state else None)
-    leaves_spec, treedef = jax.tree_util.tree_flatten(keep)
-    params_dev = executor.replicate(params_flat)
-    key_dev = executor.replicate(key)
-
-    def load_chunk(first, stop):
-        loaded = store.load(first, stop, len(leaves_spec)) if store is not None else None
-        expected = [((num_points, stop - first) + tuple(s.shape), str(s.dtype))
-                    for s in leaves_spec]
-        if loaded is not None and [(tuple(x.shape), str(x.dtype)) for x in loaded] != expected:
-            loaded = None
-        return loaded
-
-    def compute_chunk(first, stop, chunk_bar=None):
-        return _run_chunk(
-            algorithm, recorder, plan, executor, params_dev, key_dev, inputs, inputs0,
-            first, stop, seed_offset, keep_state, common_random_numbers, chunk_bar,
-        )
-
-    counts = {"computed": 0, "loaded": 0}
-    pieces: list[list[np.ndarray]] = []
-    if multiprocess:
-        # --- multi-process hook 2/2: chunks shared over the processes (process 0 stores).
-        pieces, counts["computed"], counts["loaded"] = distributed.run_shared(
-            plan.seed_chunks(), leaf_specs=leaves_spec, num_points=num_points,
-            seed_chunk=plan.seed_chunk, load=load_chunk if store is not None else None,
-            compute=compute_chunk, save=store.save if store is not None else None,
-            done=None if bar is None else (lambda seeds: bar.update(seeds * num_steps)),
-        )
-    else:
-        for first, stop in plan.seed_chunks():
-            loaded = load_chunk(first, stop)
-            if loaded is None:
-                loaded = compute_chunk(first, stop, bar)
-                if store is not None:
-                    store.save(first, stop, loaded)
-                counts["computed"] += 1
-            else:
-                counts["loaded"] += 1
-                if bar is not None:
-                    bar.update((stop - first) * num_steps)
-            pieces.append(loaded)
-    if own_bar:
-        bar.close()
-
+    leaves_spec, treedef = jax.tree_util.tree_flatten(
+        (specs.record, specs.state if sweep.keep_state else None))
+    multiprocess = distributed.is_multiprocess()
+    runner: ChunkRunner = distributed.run_shared if multiprocess else run_chunks
+    # Over several processes a chunk's progress is told when its round is gathered (``done``);
+    # in one process as its time chunks finish.
+    steps = None if multiprocess else progress
+    pieces, computed, loaded = runner(
+        plan.seed_chunks(), leaf_specs=leaves_spec, num_points=sweep.num_points,
+        seed_chunk=plan.seed_chunk,
+        load=None if store is None else (lambda a, b: _load(store, leaves_spec, sweep, a, b)),
+        compute=lambda first, stop: run_chunk(job, first, stop, steps),
+        save=None if store is None else store.save,
+        done=None if progress is None else (lambda seeds: progress(seeds * sweep.num_steps)),
+    )
     merged = [
         np.concatenate([piece[i] for piece in pieces], axis=1).reshape(
-            grid_shape + (num_seeds,) + tuple(leaves_spec[i].shape)
+            sweep.grid_shape + (sweep.num_seeds,) + tuple(spec.shape)
         )
-        for i in range(len(leaves_spec))
+        for i, spec in enumerate(leaves_spec)
     ]
     rec_out, state_out = jax.tree_util.tree_unflatten(treedef, merged)
     info = SimulationInfo(
-        grid_shape=grid_shape, num_seeds=num_seeds, num_steps=num_steps, seed_offset=seed_offset,
-        seed_chunk=plan.seed_chunk, time_chunk=plan.time_chunk, batch=plan.batch,
-        num_devices=len(devices), execution=executor.mode, rng=impl,
-        chunks_computed=counts["computed"], chunks_loaded=counts["loaded"],
+        grid_shape=sweep.grid_shape, num_seeds=sweep.num_seeds, num_steps=sweep.num_steps,
+        seed_offset=sweep.seed_offset, seed_chunk=plan.seed_chunk, time_chunk=plan.time_chunk,
+        batch=plan.batch, num_devices=len(sweep.devices), execution=executor.mode,
+        rng=sweep.impl, chunks_computed=computed, chunks_loaded=loaded,
         wall_seconds=0.0, compile_seconds=0.0, run_seconds=0.0, compilations=0,
         chunk_bytes=plan.chunk_bytes, result_bytes=plan.result_bytes, fingerprint=fp,
         num_processes=jax.process_count(),
@@ -475,48 +450,112 @@ def _simulate(algorithm, params, key, num_steps, *, num_seeds, inputs, record, g
     return rec_out, state_out, info
 
 
-def _run_chunk(algorithm, recorder, plan: ChunkPlan, executor: _Executor, params_dev, key_dev,
-               inputs, inputs0, first, stop, seed_offset, keep_state, crn, bar):
+def run_chunks(chunks, *, leaf_specs, num_points, seed_chunk, load, compute, save, done):
+    """The chunk loop of one process (same contract as ``distributed.run_shared``).
+
+    ``load(first, stop)`` -> leaves or None (None: no store); ``compute(first, stop)`` ->
+    leaves (it tells its own progress); ``save(first, stop, leaves)``; ``done(seeds)`` is told
+    of the seeds of every chunk loaded instead of computed.
+    Returns ``(pieces, computed, loaded)``.
+    """
+    del leaf_specs, num_points, seed_chunk  # the byte layout matters between processes only
+    pieces: list[Leaves] = []
+    computed = loaded = 0
+    for first, stop in chunks:
+        leaves = load(first, stop) if load is not None else None
+        if leaves is None:
+            leaves = compute(first, stop)
+            if save is not None:
+                save(first, stop, leaves)
+            computed += 1
+        else:
+            loaded += 1
+            if done is not None:
+                done(stop - first)
+        pieces.append(leaves)
+    return pieces, computed, loaded
+
+
+def _make_plan(sweep: Sweep, specs: RunSpecs, seed_chunk: int | None) -> ChunkPlan:
+    memory = sweep.memory_limit
+    return plan_chunks(
+        num_points=sweep.num_points, num_seeds=sweep.num_seeds, num_steps=sweep.num_steps,
+        num_devices=len(sweep.devices),
+        run_bytes=tree_bytes(specs.state) + tree_bytes(specs.acc) + tree_bytes(specs.out),
+        record_bytes=tree_bytes(specs.record) + (tree_bytes(specs.state) if sweep.keep_state
+                                                 else 0),
+        seed_chunk=seed_chunk, time_chunk=sweep.time_chunk,
+        memory_limit=memory if memory is not None else default_memory_limit(list(sweep.devices)),
+    )
+
+
+def _agreed_plan(sweep: Sweep, specs: RunSpecs) -> ChunkPlan:
+    """The chunk plan; over several processes, the same sweep and one seed chunk for all."""
+    plan = _make_plan(sweep, specs, sweep.seed_chunk)
+    if not distributed.is_multiprocess():
+        return plan
+    agreed = distributed.agree(
+        distributed.sweep_digest(sorted(sweep.description().items()), sweep.num_seeds),
+        plan.seed_chunk, split_seeds=sweep.num_seeds if sweep.seed_chunk is None else None,
+    )
+    return plan if agreed == plan.seed_chunk else _make_plan(sweep, specs, agreed)
+
+
+def _checkpoint_store(checkpoint_dir, parts: dict[str, Any]) -> tuple[ChunkStore | None, str]:
+    description = {
+        **parts,
+        "x64": bool(jax.config.jax_enable_x64),
+        "jax": jax.__version__,
+        "ldpjax": ldpjax.__version__,
+    }
+    fp = fingerprint_of(description)
+    if not distributed.is_main_process():  # multi-process: only process 0 touches the folder
+        return None, fp
+    return ChunkStore(checkpoint_dir, fp, description), fp
+
+
+def _load(store: ChunkStore, leaves_spec, sweep: Sweep, first: int, stop: int) -> Leaves | None:
+    """A saved chunk, or None when missing or of other shapes than this sweep's."""
+    loaded = store.load(first, stop, len(leaves_spec))
+    expected = [((sweep.num_points, stop - first) + tuple(s.shape), str(s.dtype))
+                for s in leaves_spec]
+    if loaded is not None and [(tuple(x.shape), str(x.dtype)) for x in loaded] != expected:
+        return None
+    return loaded
+
+
+def run_chunk(job: ChunkJob, first: int, stop: int, progress: ProgressFn | None = None) -> Leaves:
     """Compute seeds ``[first, stop)`` at every grid point; host leaves ``(points, size, ...)``."""
+    sweep, plan, executor = job.sweep, job.plan, job.executor
     size = stop - first
     runs = plan.num_points * size
-    param_host, seed_host = plan.run_indices(first, stop, seed_offset)
+    param_host, seed_host = plan.run_indices(first, stop, sweep.seed_offset)
     param_idx, seed_idx = executor.place(param_host), executor.place(seed_host)
+    crn = sweep.common_random_numbers
     init_fn, _, finalize_fn = kernels(
-        algorithm, recorder, plan.num_steps, plan.time_chunk, executor.mesh, crn
+        sweep.algorithm, sweep.recorder, plan.num_steps, plan.time_chunk, executor.mesh, crn
     )
-    state, acc = _unzip(executor, executor.call(
-        init_fn, params_dev, key_dev, param_idx, seed_idx, executor.replicate(inputs0)
+    state, acc = executor.unzip(executor.call(
+        init_fn, job.params_dev, job.key_dev, param_idx, seed_idx, executor.replicate(job.inputs0)
     ))
     for t0, length in plan.time_chunks():
-        _, advance_fn, _ = kernels(algorithm, recorder, plan.num_steps, length, executor.mesh, crn)
-        xs = jax.tree_util.tree_map(lambda x, a=t0, b=t0 + length: x[a:b], inputs)
-        state, acc = _unzip(executor, executor.call(
-            advance_fn, params_dev, key_dev, param_idx, seed_idx, state, acc,
+        _, advance_fn, _ = kernels(
+            sweep.algorithm, sweep.recorder, plan.num_steps, length, executor.mesh, crn
+        )
+        xs = jax.tree_util.tree_map(lambda x, a=t0, b=t0 + length: x[a:b], sweep.inputs)
+        state, acc = executor.unzip(executor.call(
+            advance_fn, job.params_dev, job.key_dev, param_idx, seed_idx, state, acc,
             executor.replicate(jnp.int32(t0)), executor.replicate(xs),
         ))
-        if bar is not None:
+        if progress is not None:
             jax.block_until_ready(acc)
-            bar.update(size * length)
+            progress(size * length)
     rec = executor.call(finalize_fn, acc)
-    host = executor.to_host(_zip(executor, rec, state if keep_state else None))
+    host = executor.to_host(executor.zip(rec, state if sweep.keep_state else None))
     return [
         x[:runs].reshape((plan.num_points, size) + x.shape[1:])
         for x in jax.tree_util.tree_leaves(host)
     ]
-
-
-def _unzip(executor, pairs):
-    if executor.mode == "per_device":
-        return [p[0] for p in pairs], [p[1] for p in pairs]
-    return pairs
-
-
-def _zip(executor, rec, state):
-    if executor.mode == "per_device":
-        states = state if state is not None else [None] * len(rec)
-        return [(r, s) for r, s in zip(rec, states, strict=True)]
-    return (rec, state)
 
 
 __all__ = ["SimulationInfo", "SimulationResult", "default_memory_limit", "rollout", "simulate"]

@@ -26,6 +26,7 @@ bound-optimal allocation's paired gain over the equal split in expected clicks (
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -63,19 +64,36 @@ def _load(ctx: RunContext):
     return data, data.source + " (78 experiments with the published shape; NOT the real data)", False
 
 
-def run(ctx: RunContext) -> ExperimentResult:
-    cfg = ctx.config
-    data, data_text, real = _load(ctx)
-    ctx.log(data_text)
-    K = data.num_arms.astype(np.float64)
-    T = data.visitors
-    E = len(K)
-    k_max = int(data.num_arms.max())
-    budgets = tuple(float(g) for g in cfg["Gamma"])
-    envs = [bandits.make_environment(np.nan_to_num(data.ctr[e, :k_max]), num_arms=int(K[e]))
-            for e in range(E)]
+class Outcomes(NamedTuple):
+    """Per-run totals of every simulated configuration: arrays (configuration, experiment, run)."""
 
-    # ---- allocations (bounds only: they ignore CTRs)
+    regret: np.ndarray
+    clicks: np.ndarray
+    spend: np.ndarray
+    num_blocks: int
+
+
+class PortfolioStudy(NamedTuple):
+    """What the study measured; the report functions (figure, verdicts, summary) read only this.
+
+    ``rows``: one per (Gamma, allocation) plus random play; ``paired``: Gamma -> (mean, SE) of
+    the bound-optimal minus equal-split expected clicks, paired per run; ``experiments``: the
+    allocation of each experiment."""
+
+    rows: list[dict]
+    paired: dict[float, tuple[float, float]]
+    experiments: list[dict]
+    budgets: tuple[float, ...]
+    free_spent: float
+    num_experiments: int
+    num_blocks: int
+    real: bool
+    data_text: str
+
+
+def _allocations(K, T, budgets):
+    """The allocations per (name, Gamma), the unconstrained gamma* one and random play (Gamma =
+    0). Bounds only: they ignore the CTRs."""
     allocations: dict[tuple[str, float], bandits.Allocation] = {}
     free = bandits.unconstrained_allocation(K, T)
     for g in budgets:
@@ -83,26 +101,28 @@ def run(ctx: RunContext) -> ExperimentResult:
         allocations[("equal split", g)] = bandits.equal_split(K, T, g)
         allocations[("gamma*", g)] = free
     zero = bandits.equal_split(K, T, 0.0, strategy="constant")  # Gamma = 0: random play
+    return allocations, free, zero
 
-    # ---- one simulation of every distinct (allocation, experiment) configuration
-    configs = [("random", 0.0, zero)] + [("gamma*", math.nan, free)] + [
-        (name, g, allocations[(name, g)]) for g in budgets for name in ALLOCATIONS[:2]]
+
+def _simulate(ctx, envs, T, configs, k_max) -> Outcomes:
+    """One simulation of every distinct (allocation, experiment) configuration, all in one
+    compiled vmap; one random stream per experiment (independent across experiments, common to
+    the allocations of the same experiment)."""
+    cfg = ctx.config
+    E = len(envs)
     params = []
     for _, _, alloc in configs:
         gamma = np.asarray(alloc.gamma, np.float64)
         codes = np.asarray(alloc.strategy)
         for e in range(E):
             p = bandits.epsilon_greedy_params(envs[e], int(codes[e]), float(gamma[e]))
-            # one random stream per experiment (independent across experiments, common to the
-            # allocations of the same experiment)
             params.append(bandits.BlockParams(p, jnp.asarray(int(T[e]), jnp.int32),
                                       jnp.asarray(e, jnp.int32)))
     stacked = sim.stack_params(params)
     growth = float(cfg["block_growth"])
     steps = bandits.num_blocks(int(T.max()), growth)
     ctx.log(f"{len(params)} runs x {ctx.num_seeds} seeds, {steps} blocks each")
-    init_visits = sim.parse_init_visits(cfg["init_visits"])
-    init_steps, init_constant = sim.init_config(init_visits)
+    init_steps, init_constant = sim.init_config(sim.parse_init_visits(cfg["init_visits"]))
     config = bandits.BlockConfig(1, k_max, growth=growth, init_steps=init_steps,
                                  init_constant=init_constant)
     result = ctx.simulate(
@@ -114,89 +134,140 @@ def run(ctx: RunContext) -> ExperimentResult:
     )
     if not np.all(result.state.t == np.tile(T.astype(np.int64), len(configs))[:, None]):
         raise RuntimeError("block schedule did not cover every experiment's horizon")
-    regret = result.record["regret"].reshape(len(configs), E, -1)
-    clicks = result.record["clicks"].reshape(len(configs), E, -1).astype(np.float64)
-    spend = result.record["spend"].reshape(len(configs), E, -1)
+    shape = (len(configs), E, -1)
+    return Outcomes(result.record["regret"].reshape(shape),
+                    result.record["clicks"].reshape(shape).astype(np.float64),
+                    result.record["spend"].reshape(shape), steps)
 
+
+def _random_play(data, k_max):
+    """Uniform random play's expected clicks (all experiments) and regret per experiment."""
     ctr = np.nan_to_num(data.ctr[:, :k_max])
     mask = np.arange(k_max)[None, :] < data.num_arms[:, None]
     mean_ctr = np.where(mask, ctr, 0).sum(1) / data.num_arms
     best_ctr = np.where(mask, ctr, -1).max(1)
-    random_clicks = float(np.sum(T * mean_ctr))  # expectation of uniform random play
-    random_regret = T * (best_ctr - mean_ctr)  # its expected regret per experiment
+    T = data.visitors
+    return float(np.sum(T * mean_ctr)), T * (best_ctr - mean_ctr)
 
-    def expected_gains(index):  # per run
-        return (random_regret[:, None] - regret[index]).sum(0).astype(np.float64)
 
-    def summarise(index):
-        total_clicks = clicks[index].sum(0)  # per run
-        expected_gain = expected_gains(index)
-        gain = total_clicks - random_clicks
-        q = lambda x, p: float(np.quantile(x, p))  # noqa: E731
-        runs = expected_gain.size
-        return {"mean_expected_gain": float(expected_gain.mean()),
-                "expected_gain_se": float(expected_gain.std(ddof=1) / math.sqrt(runs))
-                if runs > 1 else 0.0,
-                "median_gain": q(gain, 0.5), "gain_q25": q(gain, 0.25),
-                "gain_q75": q(gain, 0.75), "median_expected_gain": q(expected_gain, 0.5),
-                "expected_gain_q25": q(expected_gain, 0.25),
-                "expected_gain_q75": q(expected_gain, 0.75)}
+def _gain_stats(out: Outcomes, index, random_clicks, random_regret):
+    """Gains over random play of one configuration: mean (SE) of the expected gain, median and
+    quartiles of the realised and of the expected gain, over runs."""
+    expected_gain = _expected_gains(out, index, random_regret)
+    gain = out.clicks[index].sum(0) - random_clicks
+    q = lambda x, p: float(np.quantile(x, p))  # noqa: E731
+    runs = expected_gain.size
+    return {"mean_expected_gain": float(expected_gain.mean()),
+            "expected_gain_se": float(expected_gain.std(ddof=1) / math.sqrt(runs))
+            if runs > 1 else 0.0,
+            "median_gain": q(gain, 0.5), "gain_q25": q(gain, 0.25),
+            "gain_q75": q(gain, 0.75), "median_expected_gain": q(expected_gain, 0.5),
+            "expected_gain_q25": q(expected_gain, 0.25),
+            "expected_gain_q75": q(expected_gain, 0.75)}
 
+
+def _expected_gains(out: Outcomes, index, random_regret):
+    """Per run: random play's expected regret minus the configuration's, summed over experiments."""
+    return (random_regret[:, None] - out.regret[index]).sum(0).astype(np.float64)
+
+
+def _config_index(configs, name, g):
+    return next(i for i, (n, gg, _) in enumerate(configs) if n == name and gg == g)
+
+
+def _rows(out: Outcomes, configs, allocations, zero, budgets, random_play):
+    """One row per (Gamma, allocation) and one for random play; checks that the realised firm
+    spend never exceeds the allocated one."""
     rows = []
     for g in budgets:
         for name in ALLOCATIONS:
-            index = 1 if name == "gamma*" else next(
-                i for i, (n, gg, _) in enumerate(configs) if n == name and gg == g)
+            index = 1 if name == "gamma*" else _config_index(configs, name, g)
             alloc = allocations[(name, g)]
             budget_used = float(compose_sequential(np.asarray(alloc.gamma, np.float64)))
-            realised = float(np.max(compose_sequential(spend[index], axis=0)))
-            rows.append({"Gamma": g, "allocation": name, **summarise(index),
+            realised = float(np.max(compose_sequential(out.spend[index], axis=0)))
+            rows.append({"Gamma": g, "allocation": name, **_gain_stats(out, index, *random_play),
                          "budget_spent": budget_used, "realised_spend_max": realised,
                          "summed_bound": float(alloc.total_bound),
                          "experiments_dynamic": int(np.sum(np.asarray(alloc.strategy) == 2)),
                          "experiments_with_budget": int(np.sum(np.asarray(alloc.gamma) > 1e-6))})
-    rand = summarise(0)
-    rows.append({"Gamma": 0.0, "allocation": "random (Gamma = 0)", **rand, "budget_spent": 0.0,
-                 "realised_spend_max": float(np.max(spend[0])),
+    rows.append({"Gamma": 0.0, "allocation": "random (Gamma = 0)",
+                 **_gain_stats(out, 0, *random_play), "budget_spent": 0.0,
+                 "realised_spend_max": float(np.max(out.spend[0])),
                  "summed_bound": float(zero.total_bound), "experiments_dynamic": 0,
                  "experiments_with_budget": 0})
-    for row in rows:  # accounting: the realised firm spend never exceeds the allocated one
+    for row in rows:
         if row["realised_spend_max"] > row["budget_spent"] * (1 + 1e-6) + 1e-6:
             raise RuntimeError(f"realised spend above the allocation: {row}")
+    return rows
 
+
+def _paired(out: Outcomes, configs, budgets, random_regret):
+    """Gamma -> (mean, SE) of bound-optimal minus equal split in expected clicks (common random
+    numbers per experiment)."""
+    paired = {}
+    for g in budgets:
+        i_opt, i_eq = (_config_index(configs, name, g) for name in ALLOCATIONS[:2])
+        diff = _expected_gains(out, i_opt, random_regret) - _expected_gains(out, i_eq, random_regret)
+        se = float(diff.std(ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else 0.0
+        paired[g] = (float(diff.mean()), se)
+    return paired
+
+
+def study(ctx: RunContext) -> PortfolioStudy:
+    """Allocate every Gamma, simulate every allocation on every experiment, summarise."""
+    data, data_text, real = _load(ctx)
+    ctx.log(data_text)
+    K = data.num_arms.astype(np.float64)
+    T = data.visitors
+    E = len(K)
+    k_max = int(data.num_arms.max())
+    budgets = tuple(float(g) for g in ctx.config["Gamma"])
+    envs = [bandits.make_environment(np.nan_to_num(data.ctr[e, :k_max]), num_arms=int(K[e]))
+            for e in range(E)]
+    allocations, free, zero = _allocations(K, T, budgets)
+    configs = [("random", 0.0, zero)] + [("gamma*", math.nan, free)] + [
+        (name, g, allocations[(name, g)]) for g in budgets for name in ALLOCATIONS[:2]]
+    out = _simulate(ctx, envs, T, configs, k_max)
+    random_play = _random_play(data, k_max)
+    rows = _rows(out, configs, allocations, zero, budgets, random_play)
     experiments = [{"experiment": data.experiment_ids[e], "K": int(K[e]), "T": float(T[e]),
                     **{f"gamma_Gamma{g:g}": float(allocations[("bound-optimal", g)].gamma[e])
                        for g in budgets},
                     "gamma_star": float(free.gamma[e])} for e in range(E)]
-    # paired (common random numbers per experiment) differences bound-optimal - equal split
-    paired = {}
-    for g in budgets:
-        i_opt, i_eq = (next(i for i, (n, gg, _) in enumerate(configs) if n == name and gg == g)
-                       for name in ALLOCATIONS[:2])
-        diff = expected_gains(i_opt) - expected_gains(i_eq)
-        se = float(diff.std(ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else 0.0
-        paired[g] = (float(diff.mean()), se)
+    paired = _paired(out, configs, budgets, random_play[1])
+    return PortfolioStudy(rows, paired, experiments, budgets, float(free.spent), E,
+                          out.num_blocks, real, data_text)
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    cfg = ctx.config
+    res = study(ctx)
+    growth = float(cfg["block_growth"])
+    init_visits = sim.parse_init_visits(cfg["init_visits"])
+    E, budgets = res.num_experiments, res.budgets
     paired_rows = [{"Gamma": g, "comparison": "bound-optimal - equal split (expected clicks)",
-                    "mean_difference": paired[g][0], "paired_se": paired[g][1],
+                    "mean_difference": res.paired[g][0], "paired_se": res.paired[g][1],
                     "runs": ctx.num_seeds} for g in budgets]
-    data_caption = (f"REAL ASOS Digital Experiments Dataset ({E} experiments)" if real else
+    data_caption = (f"REAL ASOS Digital Experiments Dataset ({E} experiments)" if res.real else
                     f"SYNTHETIC stand-in for the ASOS dataset (file absent; {E} experiments with "
                     "the published shape)")
-    fig = _figure(rows, paired, budgets, data_caption, ctx.num_seeds)
-    verdicts = _verdicts(rows, budgets, paired, float(free.spent), real)
+    fig = _figure(res.rows, res.paired, budgets, data_caption, ctx.num_seeds)
+    verdicts = _verdicts(res.rows, budgets, res.paired, res.free_spent, res.real)
     summary = (f"Firm budget allocation over {E} experiments, {ctx.num_seeds} simulations of each "
                f"allocation (block policy, growth {growth:g}), Gamma in {list(budgets)}; the "
-               f"unconstrained gamma* allocation spends {float(free.spent):.1f}. Data: "
-               f"{data_text}; {sim.init_text(init_visits)}.\n" + summary_lines(verdicts))
-    return ExperimentResult(tables={"portfolio": rows, "portfolio_paired": paired_rows,
-                                    "allocations": experiments},
-                            figures={"portfolio_clicks": fig}, summary=summary, data=data_text,
-                            extra={"block_growth": growth, "num_blocks": steps, "real_data": real,
+               f"unconstrained gamma* allocation spends {res.free_spent:.1f}. Data: "
+               f"{res.data_text}; {sim.init_text(init_visits)}.\n" + summary_lines(verdicts))
+    return ExperimentResult(tables={"portfolio": res.rows, "portfolio_paired": paired_rows,
+                                    "allocations": res.experiments},
+                            figures={"portfolio_clicks": fig}, summary=summary,
+                            data=res.data_text,
+                            extra={"block_growth": growth, "num_blocks": res.num_blocks,
+                                   "real_data": res.real,
                                    "verdicts": [v.as_dict() for v in verdicts]})
 
 
 def _verdicts(rows, budgets, paired, free_spent, real):
-    """Paper 002, Sec. 6.3: the bound-optimal allocation beats the equal split at moderate
+    """The paper's Sec. 6.3: the bound-optimal allocation beats the equal split at moderate
     Gamma; the firm budget composes sequentially and is never exceeded."""
     name = "bandits-portfolio"
     moderate = [g for g in budgets if g < free_spent]  # above sum gamma*, both saturate

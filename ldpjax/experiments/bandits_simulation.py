@@ -40,10 +40,11 @@ from ldpjax.bandits import (
 )
 from ldpjax.engine import record, simulate
 from ldpjax.experiments.base import OptionValueError
+from ldpjax.experiments.kit import PAPER_TITLES
 from ldpjax.types import PRNGKey
 
 # The paper behind the bandits experiments, by its short title (figure titles, descriptions).
-PAPER_TITLE = "Privacy budgeting for online experiments"
+PAPER_TITLE = PAPER_TITLES["002"]
 SE_RULE = 2.0  # a paired difference is significant when |mean| > SE_RULE standard errors
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import jax
 
+from ldpjax.experiments.verdicts import Verdict
 from ldpjax.progress import ProgressBar
 
 Table = list[dict[str, Any]]
@@ -86,6 +87,34 @@ class Option:
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
+    def parse_text(self, text: str) -> Any:
+        """``parse(text)``, failures in the user's words (``expects an integer, got 'x'``)."""
+        try:
+            return self.parse(text)
+        except argparse.ArgumentTypeError:
+            raise
+        except (TypeError, ValueError) as err:
+            words = _WORDS.get(self.parse)
+            detail = f"expects {words}" if words else f"expects a valid value ({err})"
+            raise OptionValueError(f"{detail}, got {text!r}") from None
+
+    def add_to(self, parser: argparse.ArgumentParser, shown: str) -> None:
+        """Add ``--flag`` to ``parser`` (``shown``: the defaults per size, for the help)."""
+        if self.parse is bool:  # a switch: --fixed-data
+            parser.add_argument(self.flag, dest=self.name, action="store_const", const=True,
+                                default=None, help=f"{self.help} (default {shown})")
+            return
+
+        def parse(text: str) -> Any:
+            return self.parse_text(text)
+
+        parse.__name__ = getattr(self.parse, "__name__", "value")
+        parser.add_argument(self.flag, dest=self.name, type=parse, default=None,
+                            choices=self.choices, help=f"{self.help} (default {shown})")
+
+
+_WORDS = {int: "an integer", float: "a number", str: "a string"}
+
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
@@ -96,7 +125,11 @@ class Experiment:
       description: one line for ``ldpjax list``.
       run: ``run(ctx: RunContext) -> ExperimentResult``.
       options: experiment-specific :class:`Option` s.
-      sizes: per size (``small``, ``paper``) the option defaults and ``seeds``.
+      sizes: ``{size: {option name: default, ..., "seeds": N}}`` for the sizes ``--size``
+        offers (``small`` and ``paper``); a size's values replace the :class:`Option` defaults
+        (already parsed values, not text), ``seeds`` is the default ``--seeds``, and an option
+        a size leaves out keeps its ``Option.default``. Example:
+        ``{"small": {"seeds": 20, "mu": (1.0,)}, "paper": {"seeds": 1000}}``.
       requires: optional check returning None when runnable, else a message saying what is
         missing and how to install it (``run`` exits 2; ``reproduce`` skips with a notice).
       in_reproduce: whether ``ldpjax reproduce`` runs it.
@@ -124,6 +157,23 @@ class Experiment:
     def seeds_for(self, size: str) -> int:
         return int(self.sizes[size].get("seeds", 1))
 
+    def argument_parser(self, parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+                        **kwargs: Any) -> argparse.ArgumentParser:
+        """The parser of ``ldpjax run NAME``'s own options (each :class:`Option` once)."""
+        kwargs.setdefault("prog", f"ldpjax run {self.name}")
+        kwargs.setdefault("description", self.description)
+        parser = parser_class(**kwargs)
+        for opt in self.options:
+            defaults = {size: cfg.get(opt.name, opt.default) for size, cfg in self.sizes.items()}
+            opt.add_to(parser, ", ".join(f"{size}: {value}" for size, value in defaults.items()))
+        return parser
+
+    def overrides_from(self, argv: list[str], parser: argparse.ArgumentParser | None = None
+                       ) -> dict[str, Any]:
+        """The options given in ``argv``, parsed once (argparse exits on a bad value)."""
+        parser = self.argument_parser() if parser is None else parser
+        return {k: v for k, v in vars(parser.parse_args(argv)).items() if v is not None}
+
 
 @dataclasses.dataclass
 class ExperimentResult:
@@ -135,6 +185,9 @@ class ExperimentResult:
       summary: one paragraph, printed and saved as ``summary.txt``.
       data: which data the run used (e.g. "real HHS file ..." or "synthetic stand-in ...").
       extra: anything else worth keeping in ``run.json`` (JSON-serialisable).
+      verdicts: the run's :class:`~ldpjax.experiments.verdicts.Verdict` s. Experiments that
+        still put ``[v.as_dict() ...]`` under ``extra["verdicts"]`` are read through
+        :meth:`typed_verdicts`; the runner hands the CLI the result with this field filled.
     """
 
     tables: dict[str, Table] = dataclasses.field(default_factory=dict)
@@ -142,6 +195,13 @@ class ExperimentResult:
     summary: str = ""
     data: str = "synthetic (no data files)"
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    verdicts: tuple[Verdict, ...] = ()
+
+    def typed_verdicts(self) -> tuple[Verdict, ...]:
+        """``verdicts``, else those under ``extra["verdicts"]`` read once as :class:`Verdict` s."""
+        if self.verdicts:
+            return tuple(self.verdicts)
+        return tuple(Verdict.from_dict(v) for v in self.extra.get("verdicts", None) or ())
 
 
 @dataclasses.dataclass
@@ -193,25 +253,24 @@ class RunContext:
         if steps is None and kwargs.get("inputs") is not None:
             steps = jax.tree_util.tree_leaves(kwargs["inputs"])[0].shape[0]
         with self.progress(num_seeds * (steps or 1), label) as bar:
-            kwargs.setdefault("progress", bar)
+            kwargs.setdefault("progress", bar.update)
             result = simulate(algorithm, params, key, num_steps, **kwargs)
         # Every call's timing, for run.json (the runner writes ``ctx.simulate_calls``).
-        calls = self.simulate_calls
         info = result.info
-        calls.append({
+        self.simulate_calls.append({
             "label": label,
-            "compile_seconds": round(float(info["compile_seconds"]), 4),
-            "run_seconds": round(float(info["run_seconds"]), 4),
-            "wall_seconds": round(float(info["wall_seconds"]), 4),
-            "compilations": int(info["compilations"]),
-            "rng": info["rng"],
-            "num_devices": int(info["num_devices"]),
-            "execution": info["execution"],
-            "grid_shape": list(info["grid_shape"]),
-            "num_seeds": int(info["num_seeds"]),
-            "num_steps": int(info["num_steps"]),
-            "chunks_computed": int(info["chunks_computed"]),
-            "chunks_loaded": int(info["chunks_loaded"]),
+            "compile_seconds": round(float(info.compile_seconds), 4),
+            "run_seconds": round(float(info.run_seconds), 4),
+            "wall_seconds": round(float(info.wall_seconds), 4),
+            "compilations": int(info.compilations),
+            "rng": info.rng,
+            "num_devices": int(info.num_devices),
+            "execution": info.execution,
+            "grid_shape": list(info.grid_shape),
+            "num_seeds": int(info.num_seeds),
+            "num_steps": int(info.num_steps),
+            "chunks_computed": int(info.chunks_computed),
+            "chunks_loaded": int(info.chunks_loaded),
             "privacy_event": _privacy_event_record(algorithm, params),
         })
         return result
@@ -275,7 +334,14 @@ def _discover() -> None:
 
 
 def load_plugin(path: str | Path) -> None:
-    """Import a Python file that calls :func:`register` (``ldpjax --plugin FILE``)."""
+    """Import a Python file of experiments (``ldpjax --plugin FILE``, repeatable).
+
+    The file is run as a fresh module (not on ``sys.path``: its own imports are absolute, e.g.
+    ``from ldpjax.experiments import Experiment, ExperimentResult, Option``, and a helper
+    module next to it must be importable from the current folder or ``PYTHONPATH``). Its
+    module-level ``EXPERIMENT`` / ``EXPERIMENTS`` are registered, as is anything it passes to
+    :func:`register` itself.
+    """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"plugin file {str(path)!r} does not exist")

@@ -1,5 +1,5 @@
-"""``experts-amplification``: RW-FTPL vs RW-AdaBatch (paper 000, Sec. 4) -- regret, batch sizes
-and the privacy amplification of adaptive batching.
+"""``experts-amplification``: RW-FTPL vs RW-AdaBatch (*Prediction with Expert Advice under LDP*,
+Sec. 4) -- regret, batch sizes and the privacy amplification of adaptive batching.
 
 Three parts:
 
@@ -42,6 +42,7 @@ from ldpjax.experiments.base import (
     floats,
     ints,
 )
+from ldpjax.experiments.kit import PAPER_TITLES
 from ldpjax.experiments.verdicts import judge_condition, summary_lines
 from ldpjax.experts import (
     AdaBatchConfig,
@@ -76,7 +77,7 @@ from ldpjax.plotting import (
 
 TAG = "experts-amplification-v1"
 #: The paper's short title, for figure titles.
-PAPER_TITLE = "Prediction with expert advice under LDP"
+PAPER_TITLE = PAPER_TITLES["000"]
 ANALYTIC_ENV = "analytic worst case (Thm 2)"
 
 
@@ -459,7 +460,7 @@ def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
 
 
 def _verdicts(regret_rows, final_batches, grows, privacy_rows, worst_gap, cfg, alpha, seeds):
-    """Paper 000's claims about RW-FTPL / RW-AdaBatch (Cor. 2, Thm 2, Sec. 4)."""
+    """The paper's claims about RW-FTPL / RW-AdaBatch (Cor. 2, Thm 2, Sec. 4)."""
     name = "experts-amplification"
     out = []
     f_ok = all(r["regret_ftpl"] <= r["bound_ftpl"] + 2 * r["se_ftpl"] for r in regret_rows)
@@ -576,7 +577,8 @@ def run(ctx: RunContext) -> ExperimentResult:
 
 EXPERIMENT = Experiment(
     name="experts-amplification",
-    description="RW-FTPL vs RW-AdaBatch: regret vs bounds, batch sizes, amplified privacy (paper 000)",
+    description="RW-FTPL vs RW-AdaBatch: regret vs bounds, batch sizes, amplified privacy "
+    f"({PAPER_TITLE})",
     run=run,
     options=(
         Option("mu", floats, (0.5, 1.0, 2.0), "per-round GDP budgets mu"),

@@ -1,4 +1,5 @@
-"""``quantile-coverage``: the paper's Hete-L table (paper 001, Sec. 4; spec ``quantile.md``).
+"""``quantile-coverage``: the Hete-L table of *Federated Learning of Quantile Inference under
+Local Differential Privacy* (Sec. 4; spec ``quantile.md``).
 
 K = 10 clients with p_k = 1/K and locations N(0, 1) (by default the ten N(0, 1) draws of the
 authors' code, NumPy seed 42, so Q* and the Theorem 3.1 variance match the paper's setting;
@@ -17,14 +18,15 @@ and DP-SGD the first n samples of a run are exactly a run with budget n; for C5/
 round boundary), and ECP / MAE against a common r (every method at the smallest budget,
 tau = the first tau).
 
-Small size (default): normal data, t_T in {2000, 10000}, 100 replications (about two minutes
-on two CPU cores, most of it compilation). Paper size: 1000 replications, t_T in
-{10000, 50000}, four distributions (hours on a CPU; minutes on a GPU).
+Small size (default): normal data, t_T in {2000, 10000}, 100 replications (most of its time
+is compilation). Paper size: 1000 replications, t_T in {10000, 50000}, four distributions
+(sized for a GPU).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -40,12 +42,12 @@ from ldpjax.experiments.base import (
     ints,
     strs,
 )
+from ldpjax.experiments.kit import PAPER_TITLES, series_style
 from ldpjax.experiments.verdicts import judge, judge_condition, summary_lines
 from ldpjax.plotting import (
-    LINESTYLES,
-    MARKERS,
-    PALETTE,
     caption,
+    coverage_axis,
+    coverage_axis_note,
     figure,
     figure_legend,
     fit_ylim,
@@ -61,7 +63,7 @@ AUTHORS_LOCATIONS = (
     -0.4694743859349521, 0.5425600435859647,
 )
 
-# Paper 001, Hete-L table (normal data, 95% nominal): (t_T, tau, r) -> method -> (ECP, MAE).
+# The paper's Hete-L table (normal data, 95% nominal): (t_T, tau, r) -> method -> (ECP, MAE).
 PAPER_TABLE = {
     (10000, 0.3, "hetero"): {"C1": (0.949, 0.0096), "DP-SGD": (0.947, 0.0142), "DC": (0.898, 0.1302), "Single": (0.954, 0.0095)},
     (10000, 0.8, "hetero"): {"C1": (0.962, 0.0122), "DP-SGD": (0.943, 0.0186), "DC": (0.709, 0.2684), "Single": (0.958, 0.0114)},
@@ -70,6 +72,11 @@ PAPER_TABLE = {
 }
 
 METHODS = ("C1", "C5", "Log", "DP-SGD", "DC", "Single")
+
+PAPER_TITLE = PAPER_TITLES["001"]
+
+#: Relative shift in t_T between methods in the budget figure (points and stars alike).
+METHOD_OFFSET = 0.05
 
 
 def rate_vector(name: str, num_clients: int) -> np.ndarray:
@@ -165,115 +172,183 @@ def summarise(estimate, variance, truth, level) -> dict:
     }
 
 
-def run(ctx: RunContext) -> ExperimentResult:
-    from ldpjax import quantile as Q
+class Setting(NamedTuple):
+    """The validated grid of one run: K, the (tau x r) grid, the budgets, the methods, the level."""
 
-    cfg = ctx.config
+    clients: int
+    taus: list[float]
+    rate_names: list[str]
+    rates: list[np.ndarray]
+    budgets: list[int]
+    methods: list[str]
+    level: float
+
+
+class CoverageStudy(NamedTuple):
+    """What the study measured (one row per cell; the report functions read only this).
+
+    ``rows``: one per (distribution, t_T, method, tau, r) at the full budget, beside the paper's
+    ECP (MAE) where it reports them; ``curves``: the same metrics at the checkpoints of the
+    largest budget; ``sweep_rows``: the common-r sweep (smallest budget, first tau)."""
+
+    setting: Setting
+    rows: list[dict]
+    curves: list[dict]
+    sweep_rows: list[dict]
+    locations: np.ndarray
+    critical_value: float
+
+
+def parse_setting(cfg) -> Setting:
+    """The run's grid from its options (``ValueError`` naming the option on bad input)."""
     k = int(cfg["clients"])
     if k < 1:
         raise ValueError(f"clients (K) must be an integer >= 1; got {k}")
-    taus = [float(t) for t in cfg["taus"]]
     rate_names = list(cfg["rates"])
     rates = [rate_vector(name, k) for name in rate_names]
-    budgets = sorted(int(b) for b in cfg["budgets"])
     methods = list(cfg["methods"])
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"methods must be among {METHODS}; got {m!r}")
-    level = float(cfg["level"])
-    z = Q.critical_value(level)
-    locations = client_locations(ctx, k)
-    n = ctx.num_seeds
+    return Setting(
+        clients=k, taus=[float(t) for t in cfg["taus"]], rate_names=rate_names, rates=rates,
+        budgets=sorted(int(b) for b in cfg["budgets"]), methods=methods,
+        level=float(cfg["level"]))
+
+
+def _budget_cells(ctx, s: Setting, dist, clients, base, recorders):
+    """Every (t_T, method) run of one distribution: the table rows and, at the largest budget,
+    the checkpoint curves. Fills ``recorders`` (reused by the common-r sweep)."""
+    from ldpjax import quantile as Q
+
+    cfg = ctx.config
+    q_star = np.asarray(Q.global_quantile(np.asarray(s.taus), clients))
+    sigma = np.array([[float(Q.clients_asymptotic_variance(t, r, clients)) for r in s.rates]
+                      for t in s.taus]) ** 0.5
+    rows, curves = [], []
+    for budget in s.budgets:
+        checkpoints = sorted({max(1, budget // d) for d in (16, 8, 4, 2, 1)})
+        data_base = fixed_data_params(ctx, base, clients, budget, dist) if cfg["fixed_data"] else base
+        for method in s.methods:
+            grid = product_grid(method_params(method, data_base, cfg), tau=s.taus, r=s.rates)
+            algorithm, steps, steps_for = method_setup(method, budget)
+            marks = steps_for(checkpoints)
+            unique = sorted(set(marks))
+            if (budget, method) not in recorders:
+                recorders[(budget, method)] = record.at_steps(unique, _select)
+            result = ctx.simulate(
+                algorithm, grid, steps, label=f"{dist}-t{budget}-{method}", grid_ndim=2,
+                key=ctx.key_for(f"{dist}-t{budget}"), keep_state=False,
+                record=recorders[(budget, method)],
+            )
+            estimate, variance = result.record  # (tau, r, seed, checkpoint)
+            for i, tau in enumerate(s.taus):
+                for j, rname in enumerate(s.rate_names):
+                    stats = summarise(estimate[i, j, :, -1], variance[i, j, :, -1], q_star[i], s.level)
+                    paper = PAPER_TABLE.get((budget, tau, rname), {}).get(method) if dist == "normal" else None
+                    rows.append({
+                        "distribution": dist, "t_T": budget, "tau": tau, "r": rname,
+                        "method": method, **stats,
+                        "theory_sd": float(sigma[i, j] / math.sqrt(budget)),
+                        "paper_ecp": paper[0] if paper else None,
+                        "paper_mae": paper[1] if paper else None,
+                        "q_star": float(q_star[i]),
+                    })
+                    if budget == s.budgets[-1]:
+                        for samples, mark in zip(checkpoints, marks, strict=True):
+                            c = unique.index(mark)
+                            m = summarise(estimate[i, j, :, c], variance[i, j, :, c], q_star[i], s.level)
+                            curves.append({"distribution": dist, "tau": tau, "r": rname,
+                                           "method": method, "samples": samples, **m})
+    return rows, curves
+
+
+def _rate_sweep(ctx, s: Setting, dist, clients, base, recorders):
+    """ECP / MAE against a common r (smallest budget, first tau). The recorder of the main run
+    at that budget is reused: with as many sweep rates as (tau, r) grid points the compiled
+    kernels are reused too (compilation dominates small runs on a CPU)."""
+    from ldpjax import quantile as Q
+
+    cfg = ctx.config
+    sweep = [float(x) for x in cfg["sweep_rates"]]
+    if not sweep:
+        return []
+    q_star = np.asarray(Q.global_quantile(np.asarray(s.taus), clients))
+    budget = s.budgets[0]
+    data_base = fixed_data_params(ctx, base, clients, budget, dist) if cfg["fixed_data"] else base
+    sweep_sigma = [float(Q.clients_asymptotic_variance(s.taus[0], x, clients)) ** 0.5 for x in sweep]
+    rows = []
+    for method in s.methods:
+        sweep_grid = product_grid(method_params(method, data_base, cfg),
+                                  r=[np.full(s.clients, x) for x in sweep])
+        algorithm, steps, _ = method_setup(method, budget)
+        result = ctx.simulate(
+            algorithm, sweep_grid, steps, label=f"{dist}-sweep-t{budget}-{method}", grid_ndim=1,
+            key=ctx.key_for(f"{dist}-sweep-t{budget}"), keep_state=False,
+            record=recorders[(budget, method)],
+        )
+        estimate, variance = (x[..., -1] for x in result.record)
+        for j, x in enumerate(sweep):
+            m = summarise(estimate[j], variance[j], q_star[0], s.level)
+            rows.append({"distribution": dist, "t_T": budget, "tau": s.taus[0], "r": x,
+                         "method": method, **m, "theory_sd": sweep_sigma[j] / math.sqrt(budget)})
+    return rows
+
+
+def study(ctx: RunContext) -> CoverageStudy:
+    """Run every (distribution, t_T, method) cell and the common-r sweep."""
+    from ldpjax import quantile as Q
+
+    cfg = ctx.config
+    s = parse_setting(cfg)
+    z = Q.critical_value(s.level)
+    locations = client_locations(ctx, s.clients)
     rows, curves, sweep_rows = [], [], []
     recorders = {}
     for dist in cfg["distributions"]:
         clients = Q.make_clients(dist, loc=locations)
-        base = Q.quantile_params(taus[0], rates[0], clients, lr_scale=cfg["lr_scale"])
-        q_star = np.asarray(Q.global_quantile(np.asarray(taus), clients))
-        sigma = np.array([[float(Q.clients_asymptotic_variance(t, r, clients)) for r in rates] for t in taus]) ** 0.5
-        for budget in budgets:
-            checkpoints = sorted({max(1, budget // d) for d in (16, 8, 4, 2, 1)})
-            data_base = fixed_data_params(ctx, base, clients, budget, dist) if cfg["fixed_data"] else base
-            for method in methods:
-                grid = product_grid(method_params(method, data_base, cfg), tau=taus, r=rates)
-                algorithm, steps, steps_for = method_setup(method, budget)
-                marks = steps_for(checkpoints)
-                unique = sorted(set(marks))
-                if (budget, method) not in recorders:
-                    recorders[(budget, method)] = record.at_steps(unique, _select)
-                result = ctx.simulate(
-                    algorithm, grid, steps, label=f"{dist}-t{budget}-{method}", grid_ndim=2,
-                    key=ctx.key_for(f"{dist}-t{budget}"), keep_state=False,
-                    record=recorders[(budget, method)],
-                )
-                estimate, variance = result.record  # (tau, r, seed, checkpoint)
-                for i, tau in enumerate(taus):
-                    for j, rname in enumerate(rate_names):
-                        stats = summarise(estimate[i, j, :, -1], variance[i, j, :, -1], q_star[i], level)
-                        paper = PAPER_TABLE.get((budget, tau, rname), {}).get(method) if dist == "normal" else None
-                        rows.append({
-                            "distribution": dist, "t_T": budget, "tau": tau, "r": rname,
-                            "method": method, **stats,
-                            "theory_sd": float(sigma[i, j] / math.sqrt(budget)),
-                            "paper_ecp": paper[0] if paper else None,
-                            "paper_mae": paper[1] if paper else None,
-                            "q_star": float(q_star[i]),
-                        })
-                        if budget == budgets[-1]:
-                            for samples, mark in zip(checkpoints, marks, strict=True):
-                                c = unique.index(mark)
-                                s = summarise(estimate[i, j, :, c], variance[i, j, :, c], q_star[i], level)
-                                curves.append({"distribution": dist, "tau": tau, "r": rname, "method": method,
-                                               "samples": samples, **s})
-        # ECP / MAE against a common r (smallest budget, first tau). The recorder of the main
-        # run at that budget is reused: with as many sweep rates as (tau, r) grid points the
-        # compiled kernels are reused too (compilation dominates small runs on a CPU).
-        sweep = [float(x) for x in cfg["sweep_rates"]]
-        if sweep:
-            budget = budgets[0]
-            data_base = fixed_data_params(ctx, base, clients, budget, dist) if cfg["fixed_data"] else base
-            sweep_sigma = [float(Q.clients_asymptotic_variance(taus[0], x, clients)) ** 0.5 for x in sweep]
-            for method in methods:
-                sweep_grid = product_grid(method_params(method, data_base, cfg),
-                                          r=[np.full(k, x) for x in sweep])
-                algorithm, steps, _ = method_setup(method, budget)
-                result = ctx.simulate(
-                    algorithm, sweep_grid, steps, label=f"{dist}-sweep-t{budget}-{method}", grid_ndim=1,
-                    key=ctx.key_for(f"{dist}-sweep-t{budget}"), keep_state=False,
-                    record=recorders[(budget, method)],
-                )
-                estimate, variance = (x[..., -1] for x in result.record)
-                for j, x in enumerate(sweep):
-                    s = summarise(estimate[j], variance[j], q_star[0], level)
-                    sweep_rows.append({"distribution": dist, "t_T": budget, "tau": taus[0], "r": x,
-                                       "method": method, **s,
-                                       "theory_sd": sweep_sigma[j] / math.sqrt(budget)})
+        base = Q.quantile_params(s.taus[0], s.rates[0], clients, lr_scale=cfg["lr_scale"])
+        dist_rows, dist_curves = _budget_cells(ctx, s, dist, clients, base, recorders)
+        rows += dist_rows
+        curves += dist_curves
+        sweep_rows += _rate_sweep(ctx, s, dist, clients, base, recorders)
+    return CoverageStudy(s, rows, curves, sweep_rows, locations, z)
 
-    data_text = (f"synthetic: K={k} clients, locations {cfg['locations']} "
+
+def _summary(res: CoverageStudy, cfg, verdicts, n: int) -> str:
+    s = res.setting
+    fixed = ("Fixed data: one dataset per (distribution, t_T) shared by every replication "
+             "(results condition on it; only the privatisation noise and the record order "
+             "vary). " if cfg["fixed_data"] else "Fresh data in every replication. ")
+    return (f"Hete-L table with {n} replications per cell, t_T in {s.budgets}, nominal "
+            f"{s.level:.0%}, methods {s.methods}. " + fixed
+            + f"DC's step constant c0 = {cfg['dc_lr_scale']:g}. Not run here: the paper's "
+            "fixed-number-of-rounds comparison of schedules (where Log is best).\n"
+            + summary_lines(verdicts))
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    cfg = ctx.config
+    res = study(ctx)
+    s, n = res.setting, ctx.num_seeds
+    locations = res.locations
+    data_text = (f"synthetic: K={s.clients} clients, locations {cfg['locations']} "
                  f"({', '.join(f'{x:.3f}' for x in locations)}), unit scale, "
                  f"distributions {list(cfg['distributions'])}")
-    data_caption = (f"SYNTHETIC {', '.join(cfg['distributions'])} data, K = {k} clients, "
+    data_caption = (f"SYNTHETIC {', '.join(cfg['distributions'])} data, K = {s.clients} clients, "
                     f"locations: {cfg['locations']}")
     figures = {
-        "coverage_mae_vs_budget": _budget_figure(curves, taus, rate_names, methods, level, n,
-                                                 data_caption),
-        "coverage_mae_vs_r": _rate_figure(sweep_rows, methods, level, n, data_caption),
+        "coverage_mae_vs_budget": _budget_figure(res.curves, s.taus, s.rate_names, s.methods,
+                                                 s.level, n, data_caption),
+        "coverage_mae_vs_r": _rate_figure(res.sweep_rows, s.methods, s.level, n, data_caption),
     }
-    verdicts = _verdicts(rows, sweep_rows, budgets, level, n)
-    summary = (f"Hete-L table with {n} replications per cell, t_T in {budgets}, nominal "
-               f"{level:.0%}, methods {methods}. "
-               + ("Fixed data: one dataset per (distribution, t_T) shared by every replication "
-                  "(results condition on it; only the privatisation noise and the record order "
-                  "vary). " if cfg["fixed_data"] else "Fresh data in every replication. ")
-               + f"DC's step constant c0 = {cfg['dc_lr_scale']:g}. Not run here: the paper's "
-               "fixed-number-of-rounds comparison of schedules (where Log is best).\n"
-               + summary_lines(verdicts))
+    verdicts = _verdicts(res.rows, res.sweep_rows, s.budgets, s.level, n)
     return ExperimentResult(
-        tables={"hete_l": rows, "by_budget": curves, "by_rate": sweep_rows},
+        tables={"hete_l": res.rows, "by_budget": res.curves, "by_rate": res.sweep_rows},
         figures=figures,
-        summary=summary,
+        summary=_summary(res, cfg, verdicts, n),
         data=data_text,
-        extra={"critical_value": z, "locations": locations.tolist(),
+        extra={"critical_value": res.critical_value, "locations": locations.tolist(),
                "verdicts": [v.as_dict() for v in verdicts]},
     )
 
@@ -311,7 +386,7 @@ def _reason(table: dict, r: dict, ours: float, paper: float) -> str:
 
 
 def _verdicts(rows, sweep_rows, budgets, level, n):
-    """Paper 001's Hete-L table (per reported cell: ECP and MAE) and its findings."""
+    """The paper's Hete-L table (per reported cell: ECP and MAE) and its findings."""
     name = "quantile-coverage"
     out = []
     normal = [r for r in rows if r["distribution"] == "normal"]
@@ -393,59 +468,84 @@ def _verdicts(rows, sweep_rows, budgets, level, n):
     return out
 
 
-def _paper_points(method, tau, rname):
-    """The paper's (t_T, ECP, MAE) for one method and panel."""
+def _paper_points(method, tau, rname, x_range=(0.0, math.inf)):
+    """The paper's (t_T, ECP, MAE) for one method and panel, at t_T inside ``x_range`` (the
+    budgets this run simulated)."""
     pts = []
     for (t, ptau, pr), by in PAPER_TABLE.items():
-        if ptau == tau and pr == rname and method in by:
+        if ptau == tau and pr == rname and method in by and x_range[0] <= t <= x_range[1]:
             pts.append((t, *by[method]))
     return sorted(pts)
+
+
+def _budget_panel(top, bottom, curves, dist, tau, rname, methods, level, n):
+    """One (tau, r) column: coverage (top) and MAE (bottom) against t_T, with the paper's values
+    at the budgets simulated here. Returns the number of paper stars drawn."""
+    mae_values, stars = [], 0
+    samples = [p["samples"] for p in curves]
+    x_range = (min(samples), max(samples)) if samples else (0.0, -1.0)
+    for m_i, method in enumerate(methods):
+        pts = [p for p in curves if p["distribution"] == dist and p["tau"] == tau
+               and p["r"] == rname and p["method"] == method]
+        style = series_style(m_i)
+        offset = 1 + METHOD_OFFSET * (m_i - len(methods) / 2)
+        xs = np.array([p["samples"] for p in pts], float) * offset
+        mean_bars(top, xs, [p["ecp"] for p in pts], [p["ecp_se"] for p in pts],
+                  label=method, clip=(0.0, 1.0), **style)
+        _, lo, hi = mean_bars(bottom, xs, [p["mae"] for p in pts],
+                              [p["mae_se"] for p in pts], label=method, log=True, **style)
+        mae_values += [lo, hi]
+        paper = _paper_points(method, tau, rname, x_range) if dist == "normal" else []
+        if paper:
+            label = "paper (stars, method colour)"
+            px = [p[0] * offset for p in paper]
+            paper_markers(top, px, [p[1] for p in paper], color=style["color"], label=label)
+            paper_markers(bottom, px, [p[2] for p in paper], color=style["color"], label=label)
+            mae_values.append([p[2] for p in paper])
+            stars += len(paper)
+    coverage_axis(top, level, replications=n)
+    top.set_title(f"{dist}, tau = {tau}, r = {rname}")
+    for ax in (top, bottom):
+        ax.set_xscale("log")
+        ax.set_xlabel("t_T (samples per client)")
+    bottom.set_yscale("log")
+    fit_ylim(bottom, mae_values, log=True)
+    top.set_ylabel(f"coverage of the {level:.0%} CI")
+    bottom.set_ylabel("MAE")
+    return stars
+
+
+def _stars_note(curves, panels, drawn) -> str:
+    """Which of the paper's Hete-L cells the figure shows, and why the others are absent."""
+    samples = [p["samples"] for p in curves]
+    top = max(samples) if samples else 0
+    shown = sorted({t for (t, _, _) in PAPER_TABLE if t <= top})
+    beyond = sorted({t for (t, _, _) in PAPER_TABLE if t > top})
+    text = ("Stars: the paper's Hete-L values (1000 replications), offset with their method"
+            + (f", at t_T = {', '.join(map(str, shown))}" if shown else "") + ".")
+    if beyond:
+        text += (f" Its t_T = {', '.join(map(str, beyond))} row lies beyond this run's largest "
+                 f"t_T ({top}) and is not drawn (--size paper runs it).")
+    empty = [f"tau = {tau}, r = {rname}" for (tau, rname), k in zip(panels, drawn, strict=True)
+             if k == 0 and not any(pt == tau and pr == rname for (_, pt, pr) in PAPER_TABLE)]
+    if empty:
+        text += f" The paper reports no cell for {'; '.join(empty)}."
+    return text
 
 
 def _budget_figure(curves, taus, rate_names, methods, level, n, data_caption):
     panels = [(t, r) for t in taus for r in rate_names]
     fig, axes = figure(len(panels), 2, width=3.6, height=3.0)
     dist = curves[0]["distribution"] if curves else "normal"
-    for c, (tau, rname) in enumerate(panels):
-        top, bottom = axes[0, c], axes[1, c]
-        mae_values = []
-        for m_i, method in enumerate(methods):
-            pts = [p for p in curves if p["distribution"] == dist and p["tau"] == tau
-                   and p["r"] == rname and p["method"] == method]
-            color = PALETTE[m_i % len(PALETTE)]
-            style = dict(color=color, marker=MARKERS[m_i % len(MARKERS)],
-                         ls=LINESTYLES[m_i % len(LINESTYLES)])
-            xs = np.array([p["samples"] for p in pts], float) * (1 + 0.03 * (m_i - len(methods) / 2))
-            mean_bars(top, xs, [p["ecp"] for p in pts], [p["ecp_se"] for p in pts],
-                      label=method, clip=(0.0, 1.0), **style)
-            _, lo, hi = mean_bars(bottom, xs, [p["mae"] for p in pts],
-                                  [p["mae_se"] for p in pts], label=method, log=True, **style)
-            mae_values += [lo, hi]
-            paper = _paper_points(method, tau, rname) if dist == "normal" else []
-            if paper:
-                label = "paper (stars, method colour)"
-                paper_markers(top, [p[0] for p in paper], [p[1] for p in paper], color=color,
-                              label=label)
-                paper_markers(bottom, [p[0] for p in paper], [p[2] for p in paper],
-                              color=color, label=label)
-                mae_values.append([p[2] for p in paper])
-        top.axhline(level, color="black", linewidth=0.8, linestyle="--", label=f"nominal {level:.0%}")
-        top.set_title(f"{dist}, tau = {tau}, r = {rname}")
-        top.set_ylim(-0.03, 1.03)
-        for ax in (top, bottom):
-            ax.set_xscale("log")
-            ax.set_xlabel("t_T (samples per client)")
-        bottom.set_yscale("log")
-        fit_ylim(bottom, mae_values, log=True)
-        top.set_ylabel(f"coverage of the {level:.0%} CI")
-        bottom.set_ylabel("MAE")
+    drawn = [_budget_panel(axes[0, c], axes[1, c], curves, dist, tau, rname, methods, level, n)
+             for c, (tau, rname) in enumerate(panels)]
     figure_legend(fig, axes)
     caption(fig, data=data_caption, unit="one sample of one client (one randomized-response bit, "
             "eps_k-LDP with eps_k = log((1 + r_k)/(1 - r_k)))",
-            note=f"{n} replications; {se_note()} (binomial for the coverage). Stars: the paper's "
-            "Hete-L values (1000 replications). Methods are offset slightly in t_T so that "
-            "coinciding points stay visible.",
-            title="Federated LDP quantile inference: coverage and MAE vs budget (paper 001)")
+            note=f"{n} replications; {se_note('error bars')[:-1]} (binomial for the coverage). "
+            + _stars_note(curves, panels, drawn) + " " + coverage_axis_note()
+            + " Methods are offset slightly in t_T so that coinciding points stay visible.",
+            title=f"Coverage and MAE vs budget ({PAPER_TITLE}, Hete-L table)")
     return fig
 
 
@@ -457,8 +557,7 @@ def _rate_figure(sweep_rows, methods, level, n, data_caption):
         dist = sweep_rows[0]["distribution"]
         for m_i, method in enumerate(methods):
             pts = [p for p in sweep_rows if p["method"] == method and p["distribution"] == dist]
-            style = dict(color=PALETTE[m_i % len(PALETTE)], marker=MARKERS[m_i % len(MARKERS)],
-                         ls=LINESTYLES[m_i % len(LINESTYLES)])
+            style = series_style(m_i)
             xs = np.array([p["r"] for p in pts]) + 0.006 * (m_i - len(methods) / 2)
             mean_bars(top, xs, [p["ecp"] for p in pts], [p["ecp_se"] for p in pts],
                       label=method, clip=(0.0, 1.0), **style)
@@ -469,29 +568,28 @@ def _rate_figure(sweep_rows, methods, level, n, data_caption):
         theory = [p["theory_sd"] * math.sqrt(2 / math.pi) for p in pts]
         bottom.plot([p["r"] for p in pts], theory, "k--", label="Thm 3.1 (C1 MAE)")
         mae_values.append(theory)
-        top.axhline(level, color="black", linewidth=0.8, linestyle="--", label=f"nominal {level:.0%}")
         for ax in (top, bottom):
             ax.set_title(f"{dist}, tau = {pts[0]['tau'] if pts else ''}, "
                          f"t_T = {pts[0]['t_T'] if pts else ''}")
         bottom.set_yscale("log")
         fit_ylim(bottom, mae_values, log=True)
+    coverage_axis(top, level, replications=n)
     for ax in (top, bottom):
         ax.set_xlabel("common r (truthful-response rate)")
     top.set_ylabel(f"coverage of the {level:.0%} CI")
     bottom.set_ylabel("MAE")
-    top.set_ylim(-0.03, 1.03)
     figure_legend(fig, axes)
     caption(fig, data=data_caption, unit="one sample of one client (one randomized-response bit, "
             "eps-LDP with eps = log((1 + r)/(1 - r)))",
-            note=f"{n} replications; {se_note()} (binomial for the coverage). The paper reports "
-            "no values on this sweep.",
-            title="Coverage and MAE vs a common truthful-response rate r (paper 001)")
+            note=f"{n} replications; {se_note('error bars')[:-1]} (binomial for the coverage). "
+            + coverage_axis_note() + " The paper reports no values on this sweep.",
+            title=f"Coverage and MAE vs a common truthful-response rate r ({PAPER_TITLE})")
     return fig
 
 
 EXPERIMENT = Experiment(
     name="quantile-coverage",
-    description="Federated LDP quantile inference: Hete-L coverage/MAE table (paper 001)",
+    description=f"Hete-L coverage/MAE table: Local SGD vs DP-SGD, DC and Single ({PAPER_TITLE})",
     run=run,
     options=(
         Option("distributions", strs, ("normal",), "client data families (normal,uniform,cauchy,laplace)"),

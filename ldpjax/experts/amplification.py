@@ -54,7 +54,9 @@ B rounds' noise in distribution) with the algorithm's own :func:`~ldpjax.experts
 a test checks it against the round-by-round algorithm run through the engine. The empirical
 law (:func:`empirical_batch_distribution`) goes through the same mixture formulas
 (:func:`batch_mixture_delta`, :func:`batch_mixture_tradeoff`); :func:`batch_mixture_delta_se`
-gives the Monte Carlo standard error of delta(eps).
+gives the Monte Carlo standard error of delta(eps). Those, and the binning of a law, are the
+accounting of any batch-size law and live in :mod:`ldpjax.accounting.amplification` (re-exported
+here); this module holds RW-AdaBatch's own law.
 """
 
 from __future__ import annotations
@@ -68,7 +70,22 @@ import numpy as np
 from jax.scipy.special import log_ndtr
 
 from ldpjax import _validation as v
-from ldpjax.accounting import gdp_delta, gdp_mixture_delta, gdp_mixture_tradeoff
+from ldpjax.accounting import amplification as _acc_amp
+from ldpjax.accounting import (
+    gdp_delta,  # noqa: F401  (the examples use it)
+    gdp_mixture_delta,
+    gdp_mixture_tradeoff,
+)
+from ldpjax.accounting.amplification import (
+    batch_mixture_delta,
+    batch_mixture_delta_se,
+    batch_mixture_event,
+    batch_mixture_tradeoff,
+    binned_law,
+    empirical_batch_distribution,
+    ex_post_mu,
+)
+from ldpjax.accounting.amplification import floats as _floats
 from ldpjax.experts.bounds import MAX_DELAY, _p_of_beta
 from ldpjax.experts.rw_adabatch import plan_batch
 from ldpjax.roots import bracketed_root
@@ -92,12 +109,6 @@ def _quadrature_nodes() -> tuple[np.ndarray, np.ndarray]:
 
 
 _NODES, _WEIGHTS = _quadrature_nodes()
-
-
-def _floats(*xs: ArrayLike) -> tuple[Array, ...]:
-    xs = tuple(x if isinstance(x, jax.Array) else jnp.asarray(x) for x in xs)
-    dtype = jnp.result_type(*xs, float)
-    return tuple(jnp.asarray(x, dtype) for x in xs)
 
 
 def _log_phi(x: Array) -> Array:
@@ -286,18 +297,13 @@ def covering_batch_survival(b: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: Arr
     return batch_survival(b, jnp.maximum(1.0, t - b + 1.0), n, alpha)
 
 
-@functools.cache
 def batch_grid(ratio: float = 1.05, exact_up_to: int = 40) -> np.ndarray:
     """The batch sizes used to bin the worst-case law: 1..exact_up_to, then x ratio to 2^30.
 
+    :func:`ldpjax.accounting.amplification.batch_grid` up to ComputeDelay's largest delay.
     Returns a float64 NumPy array of strictly increasing integers starting at 1.
     """
-    if not ratio > 1.0:
-        raise ValueError(f"ratio must be > 1; got {ratio!r}")
-    sizes = list(range(1, exact_up_to + 1))
-    while sizes[-1] < MAX_DELAY:
-        sizes.append(min(MAX_DELAY, max(sizes[-1] + 1, math.floor(sizes[-1] * ratio))))
-    return np.asarray(sizes, np.float64)
+    return _acc_amp.batch_grid(ratio, exact_up_to, MAX_DELAY)
 
 
 def worst_case_batch_distribution(
@@ -342,118 +348,10 @@ def _binned_weights(grid, t, n, alpha):
         jnp.where(valid, x, d)[..., None] for x, d in ((t, 1.0), (n, 2.0), (alpha, 0.01))
     ]
     survival = _survival(grid, jnp.maximum(1.0, t - grid + 1.0), n, alpha)  # covering law
-    # The exact survival function is non-increasing; enforce it against rounding.
-    survival = jax.lax.cummin(survival, axis=survival.ndim - 1)
-    upper = jnp.concatenate([survival[..., 1:], jnp.zeros_like(survival[..., :1])], axis=-1)
-    weights = jnp.maximum(survival - upper, 0.0)
-    return v.valid_or_nan(valid[..., None], weights)
+    return v.valid_or_nan(valid[..., None], binned_law(survival))
 
 
 # --------------------------------------------------------------------------- mixtures
-def ex_post_mu(mu: ArrayLike, batch_size: ArrayLike) -> Array:
-    """Ex-post central GDP of a point in a batch of B rounds: mu / sqrt(B).
-
-    Args:
-      mu: per-round (local) GDP parameter, in (0, inf].
-      batch_size: B >= 1 (the ``batch_size`` output of RW-AdaBatch for that round).
-
-    Example:
-      >>> float(ex_post_mu(1.0, 4))
-      0.5
-    """
-    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
-    v.check_range("batch_size", batch_size, 1.0, jnp.inf, high_open=True)
-    mu, batch_size = _floats(mu, batch_size)
-    valid = (mu > 0) & (batch_size >= 1)
-    return v.valid_or_nan(valid, mu / jnp.sqrt(jnp.where(valid, batch_size, 1.0)))
-
-
-def _mixture_args(mu, sizes, weights):
-    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True, high_open=True)
-    v.check_range("sizes", sizes, 1.0, jnp.inf, high_open=True)
-    v.check_sums_to_one("weights", weights)
-    return _floats(mu, sizes, weights)
-
-
-@functools.partial(jax.jit, static_argnames=("curve",))
-def _batch_mixture(mu, sizes, weights, x, curve):
-    mus = mu[..., None] / jnp.sqrt(sizes)
-    if curve == "delta":
-        return gdp_mixture_delta(mus, weights, x)
-    if curve == "tradeoff":
-        return gdp_mixture_tradeoff(mus, weights, x)
-    per = gdp_delta(mus, x[..., None])  # delta of every component, (..., M)
-    mean = jnp.sum(weights * per, axis=-1)
-    return jnp.maximum(jnp.sum(weights * per * per, axis=-1) - mean * mean, 0.0)
-
-
-def batch_mixture_delta(
-    mu: ArrayLike, sizes: ArrayLike, weights: ArrayLike, eps: ArrayLike
-) -> Array:
-    """delta(eps) of round t given its batch-size law (sizes, weights) on the last axis.
-
-    The revealed mixture of (mu / sqrt(B))-GDP mechanisms (Lemma 2):
-    ``gdp_mixture_delta(mu / sqrt(sizes), weights, eps)``.
-
-    Args:
-      mu: per-round GDP parameter, in (0, inf); leading axes broadcast with the law's.
-      sizes: batch sizes (>= 1), last axis = components.
-      weights: their probabilities (sum to 1 on the last axis).
-      eps: in [0, inf], broadcast against the leading axes.
-
-    Example:
-      >>> d = batch_mixture_delta(1.0, jnp.array([1.0]), jnp.array([1.0]), 1.0)
-      >>> bool(jnp.isclose(d, gdp_delta(1.0, 1.0)))  # one component of size 1: plain mu-GDP
-      True
-    """
-    v.check_range("eps", eps, 0.0, jnp.inf)
-    mu, sizes, weights = _mixture_args(mu, sizes, weights)
-    (eps,) = _floats(eps)
-    return _batch_mixture(mu, sizes, weights, eps.astype(mu.dtype), "delta")
-
-
-def batch_mixture_tradeoff(
-    mu: ArrayLike, sizes: ArrayLike, weights: ArrayLike, fpr: ArrayLike
-) -> Array:
-    """Tradeoff curve (type II error at type I error ``fpr``) of round t given its batch law.
-
-    ``gdp_mixture_tradeoff(mu / sqrt(sizes), weights, fpr)``; arguments as in
-    :func:`batch_mixture_delta`.
-
-    Example:
-      >>> from ldpjax.accounting import gdp_tradeoff
-      >>> f = batch_mixture_tradeoff(2.0, jnp.array([4.0]), jnp.array([1.0]), 0.1)
-      >>> bool(jnp.isclose(f, gdp_tradeoff(1.0, 0.1)))  # B = 4 halves mu
-      True
-    """
-    v.check_range("fpr", fpr, 0.0, 1.0)
-    mu, sizes, weights = _mixture_args(mu, sizes, weights)
-    (fpr,) = _floats(fpr)
-    return _batch_mixture(mu, sizes, weights, fpr.astype(mu.dtype), "tradeoff")
-
-
-def batch_mixture_delta_se(
-    mu: ArrayLike, sizes: ArrayLike, weights: ArrayLike, eps: ArrayLike, num_runs: int
-) -> Array:
-    """Monte Carlo standard error of :func:`batch_mixture_delta` for an empirical law.
-
-    delta_MC(eps) is the mean over ``num_runs`` runs of delta_{mu / sqrt(B_r)}(eps), so its
-    standard error is sd_r(delta_{mu/sqrt(B_r)}(eps)) / sqrt(num_runs) (sample sd, with the
-    num_runs / (num_runs - 1) correction).
-
-    Example:
-      >>> se = batch_mixture_delta_se(1.0, jnp.array([4.0]), jnp.array([1.0]), 1.0, 10)
-      >>> bool(se < 1e-5)  # one batch size in every run: no Monte Carlo spread
-      True
-    """
-    v.check_integer("num_runs", num_runs, 2)
-    v.check_range("eps", eps, 0.0, jnp.inf)
-    mu, sizes, weights = _mixture_args(mu, sizes, weights)
-    (eps,) = _floats(eps)
-    var = _batch_mixture(mu, sizes, weights, eps.astype(mu.dtype), "variance")
-    return jnp.sqrt(var / (num_runs - 1.0))
-
-
 def _check_amplified(mu, t, n, alpha):
     v.check_range("mu", mu, 0.0, jnp.inf, low_open=True, high_open=True)
     v.check_range("t", t, 1.0, jnp.inf, high_open=True)
@@ -540,44 +438,9 @@ def amplified_event(mu: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: ArrayLike)
       True
     """
     _check_amplified(mu, t, n, alpha)
-    from ldpjax.mechanisms import GaussianMixtureEvent
-
     mu_f, t_f, n_f, alpha_f = _floats(mu, t, n, alpha)
     grid = jnp.asarray(batch_grid(), mu_f.dtype)
-    weights = _binned_weights(grid, t_f, n_f, alpha_f)
-    mus = mu_f[..., None] / jnp.sqrt(grid)
-    shape = jnp.broadcast_shapes(mus.shape, weights.shape)
-    return GaussianMixtureEvent(jnp.broadcast_to(mus, shape), jnp.broadcast_to(weights, shape))
-
-
-def empirical_batch_distribution(batch_sizes: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """The empirical law of simulated batch sizes, runs on the last axis (host-side NumPy).
-
-    Args:
-      batch_sizes: integer array (..., num_runs) of batch sizes >= 1.
-
-    Returns:
-      ``(sizes, weights)`` of shape (..., K): the distinct sizes of each row (padded with 1
-      at weight 0 to a common K) and their frequencies.
-
-    Example:
-      >>> sizes, weights = empirical_batch_distribution([1, 1, 4, 4])
-      >>> sizes.tolist(), weights.tolist()
-      ([1.0, 4.0], [0.5, 0.5])
-    """
-    arr = np.asarray(batch_sizes)
-    if arr.ndim < 1 or arr.shape[-1] < 1:
-        raise ValueError("batch_sizes needs a non-empty last axis of runs")
-    v.check_range("batch_sizes", arr, 1.0, np.inf, high_open=True)
-    flat = arr.reshape(-1, arr.shape[-1])
-    rows = [np.unique(row, return_counts=True) for row in flat]
-    width = max(len(values) for values, _ in rows)
-    sizes = np.ones((len(rows), width))
-    weights = np.zeros((len(rows), width))
-    for i, (values, counts) in enumerate(rows):
-        sizes[i, : len(values)] = values
-        weights[i, : len(values)] = counts / counts.sum()
-    return sizes.reshape(arr.shape[:-1] + (width,)), weights.reshape(arr.shape[:-1] + (width,))
+    return batch_mixture_event(mu_f, grid, _binned_weights(grid, t_f, n_f, alpha_f))
 
 
 @functools.partial(jax.jit, static_argnames=("num_experts", "rounds", "num_runs"))

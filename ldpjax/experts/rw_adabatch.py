@@ -28,7 +28,7 @@ only the batch sums are observed (e.g. the fast path below); the per-round relea
 sampling path are each mu-GDP. Real data: ``AdaBatchConfig(n, granularity=2**-k)`` releases
 every round on the float-safe granular path (per round; the fast path is for simulation).
 
-Fast path (``AdaBatchConfig(n, fast=True)``; issue 10). The individual releases of a batch are
+Fast path (``AdaBatchConfig(n, fast=True)``). The individual releases of a batch are
 never observed by the player, only their sum at the batch's last round, and the sum of B iid
 N(0, eta^2 I) vectors is sqrt(B) eta N(0, I). The fast path therefore buffers the batch's
 *clean* gains and releases their mean once, at the batch's last round, through the same

@@ -1,7 +1,8 @@
 """The privacy layer: the only code in ldpjax that draws privacy noise.
 
 Every algorithm releases through these mechanisms, and states its per-record claim as an event
-(:mod:`ldpjax.mechanisms.events`) that the differentiable accountants take.
+(:mod:`ldpjax.accounting.events`, re-exported here and from :mod:`ldpjax.mechanisms.events`)
+that the differentiable accountants (:mod:`ldpjax.accounting.accountant`) take.
 
 Mechanisms (pure functions of an explicit key; ``jit``/``vmap``/``grad``-able):
 
@@ -34,6 +35,7 @@ category (-1) or a fair coin — never the unperturbed input. float16 / bfloat16
 from ldpjax.mechanisms import events
 from ldpjax.mechanisms.discrete_gaussian import discrete_gaussian
 from ldpjax.mechanisms.discrete_gaussian import discrete_gaussian_delta
+from ldpjax.mechanisms.events import ApproxDpEvent
 from ldpjax.mechanisms.events import ComposedEvent
 from ldpjax.mechanisms.events import DiscreteGaussianEvent
 from ldpjax.mechanisms.events import GaussianEvent
@@ -42,6 +44,7 @@ from ldpjax.mechanisms.events import KaryRandomizedResponseEvent
 from ldpjax.mechanisms.events import LaplaceEvent
 from ldpjax.mechanisms.events import NoPrivacyEvent
 from ldpjax.mechanisms.events import ParallelEvent
+from ldpjax.mechanisms.events import PureDpEvent
 from ldpjax.mechanisms.events import RandomizedResponseEvent
 from ldpjax.mechanisms.events import SelfComposedEvent
 from ldpjax.mechanisms.events import delta
@@ -70,6 +73,7 @@ from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.mechanisms.secure import secure_key
 
 __all__ = [
+    "ApproxDpEvent",
     "ComposedEvent",
     "DiscreteGaussianEvent",
     "GaussianEvent",
@@ -78,6 +82,7 @@ __all__ = [
     "LaplaceEvent",
     "NoPrivacyEvent",
     "ParallelEvent",
+    "PureDpEvent",
     "RandomizedResponseEvent",
     "SelfComposedEvent",
     "debias_randomized_response",

@@ -28,7 +28,7 @@ pure eps = max_k m_k eps_k. Parametric clients draw fresh records (one use each)
 Random numbers of a round: the report uniforms come from ``ldpjax.mechanisms.report_bits``
 (one per report); with ``exact_law=True`` (default) and parametric clients that is all — the
 report is Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2), equal in law to sampling x and
-randomizing 1{x > q} (issue 10, item 2); otherwise one data uniform per sample as well.
+randomizing 1{x > q}; otherwise one data uniform per sample as well.
 
 Engine: one step per round (``config.num_rounds`` steps); the params are
 :class:`~ldpjax.quantile.QuantileParams` (grid them with ``ldpjax.engine.product_grid``);

@@ -21,7 +21,7 @@ Every report is drawn by :mod:`ldpjax.mechanisms` (this module draws no privacy 
 * exact-law path (no data uniforms; parametric clients): the report is
   Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2) from one report word
   (``randomized_response_bernoulli_from_bits``) — equal in law to the sampling path, with
-  no data draw (issue 10, item 2).
+  no data draw.
 
 Privacy: each record is used once and only its randomized bit leaves the client, so every
 client is eps_k-LDP and the whole run is (max_k eps_k)-LDP (parallel composition over clients):

@@ -96,13 +96,13 @@ def test_zozo_experiment_falls_back_to_a_labelled_stand_in(tmp_path):
 def test_mba_experiment_small_and_fast(tmp_path):
     """Both simulation paths, more runs at the short horizon, diagnostic budgets at the long
     one, the bounds in their own table, lock-in, and a reason on every unreproduced claim."""
-    result, out = _run("bandits-mba", tmp_path, 4, horizons=(500, 1_000), gamma=(0.5, 3.0),
-                       exact_max_horizon=500, gittins=0, short_runs=8, short_horizon=500,
-                       diagnostic_min_horizon=1_000, init_visits="K")
+    result, out = _run("bandits-mba", tmp_path, 4, horizons=(200, 400), gamma=(0.5, 3.0),
+                       exact_max_horizon=200, gittins=0, short_runs=8, short_horizon=200,
+                       diagnostic_min_horizon=400, init_visits="K")
     rows = _table(out, "mba")
-    assert {(int(r["T"]), int(r["runs"])) for r in rows} == {(500, 8), (1_000, 4)}
+    assert {(int(r["T"]), int(r["runs"])) for r in rows} == {(200, 8), (400, 4)}
     diag = {(int(r["T"]), float(r["gamma"])) for r in rows if r["grid"] == "diagnostic"}
-    assert diag == {(1_000, 6.0), (1_000, 7.0)}
+    assert diag == {(400, 6.0), (400, 7.0)}
     assert all(r["policy"] == "constant" for r in rows if r["grid"] == "diagnostic")
     assert all(0.0 <= float(r["locked_in"]) <= 1.0 for r in rows)
     assert all(float(r["locked_in"]) == 0.0 for r in rows if r["policy"] == "oracle")
@@ -114,7 +114,7 @@ def test_mba_experiment_small_and_fast(tmp_path):
     assert {int(r["runs"]) for r in paired} == {8, 4} and len(paired) == 3 * 2
     _no_nan_cells(out)
     _explained(result.extra["verdicts"])
-    assert result.extra["runs_per_horizon"] == {"500": 8, "1000": 4}
+    assert result.extra["runs_per_horizon"] == {"200": 8, "400": 4}
     assert "Lock-in at gamma=3" in result.summary and "uniform-play" in result.summary
     text = _figure_text(result.figures["mba_regret_clicks"])
     assert PAPER_TITLE in text and "paper 002" not in text

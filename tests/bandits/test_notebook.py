@@ -1,14 +1,25 @@
-"""colab/03_privacy_budgeting.ipynb runs top to bottom at the tiny "test" size."""
+"""colab/03_privacy_budgeting.ipynb runs top to bottom at the tiny "test" size (``slow``: a
+Jupyter kernel and the notebook's experiments); the fast suite checks its cells and the ldpjax
+names they use."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import REPO, SHARED_DATA
-from tests.notebooks import assert_figures_displayed, run_notebook
+from tests.notebooks import assert_figures_displayed, check_notebook_statically, run_notebook
+
+NOTEBOOK = REPO / "colab" / "03_privacy_budgeting.ipynb"
 
 
+def test_notebook_cells_parse_and_their_ldpjax_names_exist():
+    assert check_notebook_statically(NOTEBOOK) >= 10
+
+
+@pytest.mark.slow
 def test_privacy_budgeting_notebook_runs():
     data_dir = str(SHARED_DATA) if SHARED_DATA.is_dir() else ""
-    nb = run_notebook(REPO / "colab" / "03_privacy_budgeting.ipynb",
+    nb = run_notebook(NOTEBOOK,
                       {"SIZE": "test", "DATA_DIR": data_dir, "DOWNLOAD_ASOS": False})
     text = "".join(
         out.get("text", "") for cell in nb.cells if cell.cell_type == "code"

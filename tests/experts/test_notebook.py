@@ -1,12 +1,15 @@
 """The experts notebook (regret, batching and amplification; then the COVID task)
-runs top to bottom at its test size."""
+runs top to bottom at its test size (``slow``: a Jupyter kernel and every experiment of the
+notebook); the fast suite checks its cells and the ldpjax names they use."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import REPO
-from tests.notebooks import assert_figures_displayed, run_notebook
+from tests.notebooks import assert_figures_displayed, check_notebook_statically, run_notebook
 
 NOTEBOOK = REPO / "colab" / "01_experts_under_ldp.ipynb"
 
@@ -18,6 +21,11 @@ def test_notebook_has_one_parameters_cell_and_no_outputs():
     assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
 
 
+def test_notebook_cells_parse_and_their_ldpjax_names_exist():
+    assert check_notebook_statically(NOTEBOOK) >= 10
+
+
+@pytest.mark.slow
 def test_notebook_runs_at_test_size():
     nb = run_notebook(NOTEBOOK, {"SIZE": "test"})
     text = "\n".join(

@@ -1,11 +1,14 @@
 """Subprocess driver for the engine tests (multi-device and interrupted sweeps).
 
 usage: python sweep_script.py MODE OUT [CHECKPOINT_DIR]
-  MODE=devices : 1000 seeds x 4 privacy levels of a noisy counter on every device, with
-                 several chunk sizes, for the default generator and rng="fast" (philox, run
-                 device by device); saves the records to OUT (npz).
-  MODE=x64     : the same under float64 with a step that reduces over 1000 draws (sums in a
-                 data-dependent order are where float64 results could differ by an ulp).
+  MODE=devices : 120 seeds x 4 privacy levels of a noisy counter on every device, with
+                 several chunk sizes (an even split over the 4 devices, one that is not, with
+                 time chunks, the whole sweep in one chunk, and chunks of 7 seeds), for the
+                 default generator, threefry and rng="fast" (philox, run device by device);
+                 saves the records to OUT (npz).
+  MODE=x64     : the same at 1000 seeds under float64 with a step that reduces over 1000
+                 draws (sums in a data-dependent order are where float64 results could differ
+                 by an ulp).
   MODE=slow    : a deliberately slow sweep in many chunks with checkpoints (to be killed).
 """
 
@@ -25,6 +28,9 @@ import numpy as np
 from ldpjax.engine import Algorithm, make_key, record, simulate
 
 MUS = [0.25, 0.5, 1.0, 2.0]
+# seeds and seed chunks per mode: (seeds, even split, uneven split with time chunks, chunk 7)
+SIZES = {"devices": (120, 40, 37, 7), "x64": (1000, 250, 333, 7)}
+NUM_SEEDS = SIZES["devices"][0]
 
 
 
@@ -52,9 +58,10 @@ def _reduce_step(mu, total, inputs, key):
 REDUCE = Algorithm(_counter_init, _reduce_step)
 
 
-def counter_sweep(devices, seed_chunk, time_chunk=None, rng=None, algorithm=COUNTER):
+def counter_sweep(devices, seed_chunk, time_chunk=None, rng=None, algorithm=COUNTER,
+                  num_seeds=NUM_SEEDS):
     return simulate(
-        algorithm, jnp.asarray(MUS), make_key(7), 64, num_seeds=1000, grid_ndim=1,
+        algorithm, jnp.asarray(MUS), make_key(7), 64, num_seeds=num_seeds, grid_ndim=1,
         record=record.combine(last=record.last("error"), total=record.total("error")),
         devices=devices, seed_chunk=seed_chunk, time_chunk=time_chunk, rng=rng,
     )
@@ -79,17 +86,19 @@ def slow_sweep(checkpoint_dir):
     )
 
 
-def _device_runs(algorithm, rngs):
+def _device_runs(algorithm, rngs, mode):
     devices = jax.devices()
     assert len(devices) == 4, devices
+    seeds, even, uneven, small = SIZES[mode]
     runs = {}
     for rng in rngs:
         tag = "" if rng is None else f"{rng}_"
+        kw = dict(rng=rng, algorithm=algorithm, num_seeds=seeds)
         runs.update({
-            f"{tag}four_devices_chunk250": counter_sweep(devices, 250, rng=rng, algorithm=algorithm),
-            f"{tag}four_devices_chunk333_time20": counter_sweep(devices, 333, 20, rng, algorithm),
-            f"{tag}one_device_chunk1000": counter_sweep(devices[:1], 1000, rng=rng, algorithm=algorithm),
-            f"{tag}one_device_chunk7": counter_sweep(devices[:1], 7, rng=rng, algorithm=algorithm),
+            f"{tag}four_devices_even": counter_sweep(devices, even, **kw),
+            f"{tag}four_devices_uneven_time20": counter_sweep(devices, uneven, 20, **kw),
+            f"{tag}one_device_whole": counter_sweep(devices[:1], seeds, **kw),
+            f"{tag}one_device_chunk7": counter_sweep(devices[:1], small, **kw),
         })
     arrays = {}
     for name, res in runs.items():
@@ -104,9 +113,9 @@ def _device_runs(algorithm, rngs):
 if __name__ == "__main__":
     mode, out = sys.argv[1], sys.argv[2]
     if mode == "devices":
-        np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32", "fast")))
+        np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32", "fast"), mode))
     elif mode == "x64":
-        np.savez(out, **_device_runs(REDUCE, ("threefry2x32",)))  # sharded (philox runs per device)
+        np.savez(out, **_device_runs(REDUCE, ("threefry2x32",), mode))  # sharded (philox runs per device)
     elif mode == "slow":
         res = slow_sweep(sys.argv[3])
         np.savez(out, record=res.record, computed=res.info["chunks_computed"],

@@ -213,29 +213,30 @@ def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path):
     got = np.load(out)
     from ldpjax.engine.keys import INVARIANT_DEFAULT, UNSHARDABLE_IMPLS
 
-    default_execution = "per_device" if INVARIANT_DEFAULT in UNSHARDABLE_IMPLS else "sharded"
-    for tag, rng, execution in (("", INVARIANT_DEFAULT, default_execution),
-                                ("threefry2x32_", "threefry2x32", "sharded"),
-                                ("fast_", "philox2x32", "per_device")):
-        assert int(got[tag + "four_devices_chunk250_devices"]) == 4
-        assert str(got[tag + "four_devices_chunk250_execution"]) == execution
-        assert str(got[tag + "four_devices_chunk250_rng"]) == rng
-        assert int(got[tag + "one_device_chunk1000_devices"]) == 1
-        reference = got[tag + "one_device_chunk1000_last"]
-        assert reference.shape == (4, 1000)
-        for name in ("four_devices_chunk250", "four_devices_chunk333_time20", "one_device_chunk7"):
-            np.testing.assert_array_equal(got[tag + name + "_last"], reference)
-            np.testing.assert_array_equal(got[tag + name + "_total"], got[tag + "one_device_chunk1000_total"])
-    # the two generators give different streams
-    assert not np.array_equal(got["fast_one_device_chunk1000_last"], got["one_device_chunk1000_last"])
-    # and the same numbers in this (single-device) process
     sys.path.insert(0, str(HERE))
     try:
         import sweep_script
     finally:
         sys.path.remove(str(HERE))
+
+    default_execution = "per_device" if INVARIANT_DEFAULT in UNSHARDABLE_IMPLS else "sharded"
+    for tag, rng, execution in (("", INVARIANT_DEFAULT, default_execution),
+                                ("threefry2x32_", "threefry2x32", "sharded"),
+                                ("fast_", "philox2x32", "per_device")):
+        assert int(got[tag + "four_devices_even_devices"]) == 4
+        assert str(got[tag + "four_devices_even_execution"]) == execution
+        assert str(got[tag + "four_devices_even_rng"]) == rng
+        assert int(got[tag + "one_device_whole_devices"]) == 1
+        reference = got[tag + "one_device_whole_last"]
+        assert reference.shape == (4, sweep_script.NUM_SEEDS)
+        for name in ("four_devices_even", "four_devices_uneven_time20", "one_device_chunk7"):
+            np.testing.assert_array_equal(got[tag + name + "_last"], reference)
+            np.testing.assert_array_equal(got[tag + name + "_total"], got[tag + "one_device_whole_total"])
+    # the two generators give different streams
+    assert not np.array_equal(got["fast_one_device_whole_last"], got["one_device_whole_last"])
+    # and the same numbers in this (single-device) process
     here = sweep_script.counter_sweep(jax.devices()[:1], None)
-    np.testing.assert_array_equal(here.record["last"], got["one_device_chunk1000_last"])
+    np.testing.assert_array_equal(here.record["last"], got["one_device_whole_last"])
 
 
 @pytest.mark.slow
@@ -249,12 +250,12 @@ def test_float64_bit_identical_across_devices_and_chunks(tmp_path):
     )
     got = np.load(out)
     tag = "threefry2x32_"  # a generator that runs as one sharded program (see sweep_script)
-    assert str(got[tag + "four_devices_chunk250_execution"]) == "sharded"
-    reference = got[tag + "one_device_chunk1000_last"]
+    assert str(got[tag + "four_devices_even_execution"]) == "sharded"
+    reference = got[tag + "one_device_whole_last"]
     assert reference.dtype == np.float64
-    for name in ("four_devices_chunk250", "four_devices_chunk333_time20", "one_device_chunk7"):
+    for name in ("four_devices_even", "four_devices_uneven_time20", "one_device_chunk7"):
         np.testing.assert_array_equal(got[tag + name + "_last"], reference)
-        np.testing.assert_array_equal(got[tag + name + "_total"], got[tag + "one_device_chunk1000_total"])
+        np.testing.assert_array_equal(got[tag + name + "_total"], got[tag + "one_device_whole_total"])
 
 
 def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
@@ -283,7 +284,10 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
     resumed = np.load(tmp_path / "resumed.npz")
     assert int(resumed["loaded"]) == done_at_kill
     assert int(resumed["computed"]) == 12 - done_at_kill
-    subprocess.run([sys.executable, str(SCRIPT), "slow", str(tmp_path / "fresh.npz"), str(tmp_path / "fresh")],
-                   env=_env(JAX_PLATFORMS="cpu"), check=True, timeout=900)
-    fresh = np.load(tmp_path / "fresh.npz")
-    np.testing.assert_array_equal(resumed["record"], fresh["record"])
+    sys.path.insert(0, str(HERE))  # the uninterrupted sweep, in this process
+    try:
+        import sweep_script
+    finally:
+        sys.path.remove(str(HERE))
+    fresh = sweep_script.slow_sweep(tmp_path / "fresh")
+    np.testing.assert_array_equal(resumed["record"], fresh.record)
