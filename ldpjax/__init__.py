@@ -3,7 +3,10 @@
 Subpackages: :mod:`ldpjax.accounting` (differentiable privacy accounting),
 :mod:`ldpjax.mechanisms` (local randomizers), :mod:`ldpjax.engine` (scan/vmap/shard/chunk
 simulation engine), :mod:`ldpjax.experts`, :mod:`ldpjax.quantile`, :mod:`ldpjax.bandits`
-(the three paper families), :mod:`ldpjax.experiments` (registered experiments, CLI runner).
+(the three paper families), :mod:`ldpjax.datasets` (data loaders), :mod:`ldpjax.validation`
+(public input checks), :mod:`ldpjax.testing` (the conformance checker for your own algorithm).
+The application on top: :mod:`ldpjax.experiments` (registered experiments, CLI runner),
+:mod:`ldpjax.bench`, :mod:`ldpjax.cluster` (multi-process runtime).
 """
 
 from ldpjax import _xla

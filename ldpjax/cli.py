@@ -267,7 +267,8 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     from ldpjax.experiments.runner import _jsonable
 
     (root / "reproduce.json").write_text(json.dumps(
-        _jsonable({"experiments": report, "verdicts": verdict_rows}), indent=2))
+        _jsonable({"command": ["ldpjax", *argv], "size": args.size, "experiments": report,
+                   "verdicts": verdict_rows}), indent=2))
     total = time.perf_counter() - clock
     print(f"\n== reproduce: {len(report)} experiment(s) in {total:.0f} s -> {root}")
     for entry in report:

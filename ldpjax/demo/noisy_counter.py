@@ -64,6 +64,7 @@ def noisy_counter(granularity: float | None = None) -> Algorithm:
     Example:
       >>> import jax
       >>> from ldpjax.engine import rollout
+      >>> from ldpjax.demo import counter_params, noisy_counter
       >>> _, rec = rollout(noisy_counter(), counter_params(1.0), jax.random.key(0), 8)
       >>> rec.error.shape
       ()

@@ -245,7 +245,7 @@ def event_validator(algorithm) -> Callable[[PyTree, PyTree], None] | None:
     event_of = getattr(algorithm, "privacy_event", None)
     if event_of is None:
         return None
-    check = _event_check()
+    from ldpjax.accounting.accountant import check_event as check
 
     def validate(params: PyTree, inputs: PyTree) -> None:
         del inputs
@@ -255,17 +255,6 @@ def event_validator(algorithm) -> Callable[[PyTree, PyTree], None] | None:
             return
 
     return validate
-
-
-def _event_check() -> Callable[[Any], None]:
-    """The accountants' concrete domain check of an event (``ValueError`` naming a parameter)."""
-    try:
-        from ldpjax.accounting.accountant import check_event
-    except ImportError:  # events beside the mechanisms: their check, or an accountant's
-        from ldpjax.mechanisms import events
-
-        return getattr(events, "_check", None) or (lambda event: events.delta(event, 1.0))
-    return check_event
 
 
 __all__ = [

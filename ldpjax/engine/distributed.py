@@ -47,6 +47,10 @@ _MOVED = ("ENV_COORDINATOR", "ENV_HEARTBEAT", "ENV_INIT_TIMEOUT", "ENV_MODE", "E
 
 def __getattr__(name: str) -> Any:
     if name in _MOVED:  # the old path of the runtime: the engine itself never uses it
+        import warnings
+
+        warnings.warn(f"ldpjax.engine.distributed.{name} moved to ldpjax.cluster.{name}",
+                      DeprecationWarning, stacklevel=2)
         return getattr(importlib.import_module("ldpjax.cluster"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

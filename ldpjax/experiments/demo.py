@@ -103,12 +103,12 @@ def _verdicts(rows, mus, checkpoints, n):
         if not math.isfinite(mu):
             out.append(judge("demo", "mu = inf releases the exact count (RMSE 0)",
                              max(r["rmse"] for r in sel), 0.0, 0.0,
-                             tolerance_note="no noise: exact"))
+                             tolerance_note="no noise: exact", reference="closed form"))
             continue
         worst = max(sel, key=lambda r: abs(r["ratio"] - 1))
         out.append(judge(
             "demo", f"RMSE = sqrt(t)/mu at every checkpoint, mu = {mu:g} (worst t = {worst['t']})",
-            worst["ratio"], 1.0, tol,
+            worst["ratio"], 1.0, tol, reference="closed form",
             tolerance_note=f"simultaneous 95% band on RMSE/(sqrt(t)/mu): z sqrt(1/(2n)), n = {n} "
             f"seeds, Bonferroni over {len(mus) * len(checkpoints)} (mu, t) cells"))
     return out

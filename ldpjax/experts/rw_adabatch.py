@@ -36,11 +36,10 @@ mechanism with sensitivity Delta / sqrt(B) (noise sd eta / sqrt B on the mean, i
 on the sum): equal in law to the sampling path (two-sample tests in
 ``tests/experts/test_fast_paths.py``), one n-vector draw per batch instead of one per round.
 The draw sits in a ``lax.cond``, so the saving is realised for an *unbatched* run (one
-``rollout`` under ``jit``: 6.8 ms vs 10.8 ms at n = 10, T = 2000 on the 2-core CPU). Under
-``vmap`` (the engine's sweeps over seeds x grids) a batched predicate turns the ``cond`` into a
-``select`` that computes the draw every round, and the extra arithmetic made it slower (1.8-2.1 s
-vs 1.2 s for 3 mu x 200 seeds at the same size), so the default is ``fast=False``: one release
-per round. Out-of-range gains are turned into NaN before buffering, so a traced bad gain still
+``rollout`` under ``jit``). Under ``vmap`` (the engine's sweeps over seeds x grids) a batched
+predicate turns the ``cond`` into a ``select`` that computes the draw every round, and the extra
+arithmetic makes it slower than one release per round, so the default is ``fast=False`` (the
+measurements are in ``ldpjax bench``, workload ``rw-adabatch``). Out-of-range gains are turned into NaN before buffering, so a traced bad gain still
 gives a NaN release. With a ``granularity`` the per-round releases are always used.
 
 Structure (what makes "reads only noisy gains" checkable): :func:`plan_batch` (leader and

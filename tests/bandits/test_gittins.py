@@ -126,9 +126,13 @@ PORT_CASES = [  # (max_count, discount, num_prices, prior)
     (8, 0.95, 256, (2.0, 1.0)),
     (10, 0.7, 128, (0.5, 3.0)),
 ]
+# every case is a new table shape (a compilation): the fast suite checks the first, the other
+# grids, depths and priors run behind ``slow``
+PORT_PARAMS = [PORT_CASES[0], *(pytest.param(*case, marks=pytest.mark.slow)
+                                for case in PORT_CASES[1:])]
 
 
-@pytest.mark.parametrize("n, discount, prices, prior", PORT_CASES)
+@pytest.mark.parametrize("n, discount, prices, prior", PORT_PARAMS)
 def test_jax_port_equals_numpy_reference_in_float64(x64, n, discount, prices, prior):
     # Same grid, same depth (max_discount = discount), same bracket formulas: in float64 the two
     # differ only by the order of rounding, each within the port's rounding bound of exact
@@ -143,7 +147,7 @@ def test_jax_port_equals_numpy_reference_in_float64(x64, n, discount, prices, pr
     assert 0 < float(table.rounding_error) < 1e-10
 
 
-@pytest.mark.parametrize("n, discount, prices, prior", PORT_CASES[:2])
+@pytest.mark.parametrize("n, discount, prices, prior", PORT_PARAMS[:2])
 def test_jax_port_in_float32_within_certified_bounds(n, discount, prices, prior):
     # Both tables are midpoints of brackets around the same exact roots (same depth): the
     # reference within its half-width (plus float64 rounding, 2^-29 of the float32 bound), the

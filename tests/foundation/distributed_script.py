@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from ldpjax.engine import distributed
+from ldpjax import cluster
 
-distributed.initialize()  # before any JAX computation; no-op when run alone
+cluster.initialize()  # before any JAX computation; no-op when run alone
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

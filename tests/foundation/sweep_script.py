@@ -4,8 +4,9 @@ usage: python sweep_script.py MODE OUT [CHECKPOINT_DIR]
   MODE=devices : 120 seeds x 4 privacy levels of a noisy counter on every device, with
                  several chunk sizes (an even split over the 4 devices, one that is not, with
                  time chunks, the whole sweep in one chunk, and chunks of 7 seeds), for the
-                 default generator, threefry and rng="fast" (philox, run device by device);
-                 saves the records to OUT (npz).
+                 default generator (run device by device) and threefry (one sharded
+                 program); saves the records to OUT (npz).
+  MODE=devices_all : the same, and for rng="fast" (philox2x32, run device by device).
   MODE=x64     : the same at 1000 seeds under float64 with a step that reduces over 1000
                  draws (sums in a data-dependent order are where float64 results could differ
                  by an ulp).
@@ -29,7 +30,7 @@ from ldpjax.engine import Algorithm, make_key, record, simulate
 
 MUS = [0.25, 0.5, 1.0, 2.0]
 # seeds and seed chunks per mode: (seeds, even split, uneven split with time chunks, chunk 7)
-SIZES = {"devices": (120, 40, 37, 7), "x64": (1000, 250, 333, 7)}
+SIZES = {"devices": (120, 40, 37, 7), "devices_all": (120, 40, 37, 7), "x64": (1000, 250, 333, 7)}
 NUM_SEEDS = SIZES["devices"][0]
 
 
@@ -112,7 +113,9 @@ def _device_runs(algorithm, rngs, mode):
 
 if __name__ == "__main__":
     mode, out = sys.argv[1], sys.argv[2]
-    if mode == "devices":
+    if mode == "devices":  # the default generator (run per device) and a sharded one
+        np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32"), mode))
+    elif mode == "devices_all":  # and rng="fast"
         np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32", "fast"), mode))
     elif mode == "x64":
         np.savez(out, **_device_runs(REDUCE, ("threefry2x32",), mode))  # sharded (philox runs per device)

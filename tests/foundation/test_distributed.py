@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from ldpjax import launch
+from ldpjax import cluster
 from ldpjax.engine import distributed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,8 +113,9 @@ def test_launcher_forwards_a_failure_and_stops_the_others(tmp_path):
     stamp = tmp_path / "failed-at"
     script.write_text(
         "import sys, time\n"
+        "from ldpjax import cluster\n"
         "from ldpjax.engine import distributed\n"
-        "cfg = distributed.initialize()\n"
+        "cfg = cluster.initialize()\n"
         "if cfg.process_id == 1:\n"
         f"    open({str(stamp)!r}, 'w').write(repr(time.time()))\n"
         "    sys.exit(3)\n"
@@ -131,8 +133,9 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
     script = tmp_path / "sleep.py"
     script.write_text(
         "import os, sys, time\n"
+        "from ldpjax import cluster\n"
         "from ldpjax.engine import distributed\n"
-        "cfg = distributed.initialize()\n"
+        "cfg = cluster.initialize()\n"
         f"open(os.path.join({str(tmp_path)!r}, f'pid-{{cfg.process_id}}'), 'w').write(str(os.getpid()))\n"
         "time.sleep(600)\n"
     )
@@ -203,7 +206,7 @@ def test_slurm_tasks_join_through_the_worker(tmp_path):
     ],
 )
 def test_config_from_env(env, expected):
-    cfg = distributed.config_from_env(env)
+    cfg = cluster.config_from_env(env)
     assert (cfg.num_processes, cfg.process_id, cfg.coordinator, cfg.source) == expected
 
 
@@ -225,7 +228,7 @@ def test_config_from_env(env, expected):
 )
 def test_config_from_env_rejects(env, message):
     with pytest.raises(ValueError, match=message):
-        distributed.config_from_env(env)
+        cluster.config_from_env(env)
 
 
 def test_chunk_bytes_round_trip_keeps_every_bit():

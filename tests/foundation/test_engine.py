@@ -203,10 +203,12 @@ def _env(**extra):
     return env
 
 
-def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path):
+def _check_device_runs(tmp_path, mode):
+    """Run ``sweep_script.py MODE`` on 4 devices; every chunking and device count gives the
+    one-device, one-chunk records bit for bit, for each generator of the mode."""
     out = tmp_path / "devices.npz"
     subprocess.run(
-        [sys.executable, str(SCRIPT), "devices", str(out)],
+        [sys.executable, str(SCRIPT), mode, str(out)],
         env=_env(XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu"),
         check=True, timeout=900,
     )
@@ -220,9 +222,11 @@ def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path):
         sys.path.remove(str(HERE))
 
     default_execution = "per_device" if INVARIANT_DEFAULT in UNSHARDABLE_IMPLS else "sharded"
-    for tag, rng, execution in (("", INVARIANT_DEFAULT, default_execution),
-                                ("threefry2x32_", "threefry2x32", "sharded"),
-                                ("fast_", "philox2x32", "per_device")):
+    generators = [("", INVARIANT_DEFAULT, default_execution),
+                  ("threefry2x32_", "threefry2x32", "sharded")]
+    if mode == "devices_all":
+        generators.append(("fast_", "philox2x32", "per_device"))
+    for tag, rng, execution in generators:
         assert int(got[tag + "four_devices_even_devices"]) == 4
         assert str(got[tag + "four_devices_even_execution"]) == execution
         assert str(got[tag + "four_devices_even_rng"]) == rng
@@ -232,11 +236,23 @@ def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path):
         for name in ("four_devices_even", "four_devices_uneven_time20", "one_device_chunk7"):
             np.testing.assert_array_equal(got[tag + name + "_last"], reference)
             np.testing.assert_array_equal(got[tag + name + "_total"], got[tag + "one_device_whole_total"])
-    # the two generators give different streams
-    assert not np.array_equal(got["fast_one_device_whole_last"], got["one_device_whole_last"])
+    # two generators give different streams
+    other = "fast_" if mode == "devices_all" else "threefry2x32_"
+    assert not np.array_equal(got[other + "one_device_whole_last"], got["one_device_whole_last"])
     # and the same numbers in this (single-device) process
     here = sweep_script.counter_sweep(jax.devices()[:1], None)
     np.testing.assert_array_equal(here.record["last"], got["one_device_whole_last"])
+
+
+def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path):
+    """The default generator (run device by device) and threefry (one sharded program)."""
+    _check_device_runs(tmp_path, "devices")
+
+
+@pytest.mark.slow
+def test_four_devices_bit_identical_for_every_generator(tmp_path):
+    """The same with rng="fast" (philox2x32) as well."""
+    _check_device_runs(tmp_path, "devices_all")
 
 
 @pytest.mark.slow

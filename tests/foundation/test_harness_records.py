@@ -63,8 +63,10 @@ def test_the_runtime_lives_with_the_application_and_answers_at_its_old_path():
     from ldpjax import cluster
     from ldpjax.engine import distributed
 
-    assert distributed.initialize is cluster.initialize
-    assert distributed.config_from_env({}) == cluster.config_from_env({})
+    with pytest.warns(DeprecationWarning, match="moved to ldpjax.cluster"):
+        assert distributed.initialize is cluster.initialize
+    with pytest.warns(DeprecationWarning, match="moved to ldpjax.cluster"):
+        assert distributed.config_from_env({}) == cluster.config_from_env({})
     assert cluster.config_from_env({}).source == "single"
     with pytest.raises(AttributeError):
         distributed.not_a_name  # noqa: B018
