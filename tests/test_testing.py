@@ -96,6 +96,16 @@ def test_a_broken_algorithm_fails(name):
         testing.check_conformance(_case(algorithm))
 
 
+def test_a_non_finite_gradient_is_caught():
+    """The gradient check rides on the compiled sweep (``with_grad``) and still fails: a
+    scalar with a NaN gradient (sqrt at 0) w.r.t. the budget."""
+    case = _case(GOOD, scalar=lambda state, outputs: jnp.sqrt(0.0 * state))
+    with pytest.raises(AssertionError, match="jax.grad w.r.t. the budget"):
+        testing.check_conformance(case)
+    with pytest.raises(AssertionError, match="jax.grad w.r.t. the budget"):
+        testing.check_gradient(case)
+
+
 def test_a_retrace_is_caught():
     """The compile-once check fails when the same compiled sweep has to trace again."""
     case = _case(GOOD)

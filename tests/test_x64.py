@@ -13,7 +13,9 @@ float64 computation) breaks only there. So these tests start new interpreters wi
   then all of both, behind ``slow``;
 * ``tests/x64_script.py``: one small ``simulate`` sweep of algorithms of every family, their
   privacy events' epsilon, ``allocate_budget`` (both solvers) and ``jax.grad`` of bounds and
-  accountants, all float64 and finite.
+  accountants, all float64 and finite; in the fast suite one algorithm or more of every
+  family, the waterfill solver and every gradient (``x64_script.py fast``), every algorithm
+  and both solvers behind ``slow``.
 
 The two long subprocesses start together (a module fixture) and each test waits for its own.
 """
@@ -40,9 +42,9 @@ EVENTS = "tests/mechanisms/test_events.py"
 # cores (``test_full_suites_under_x64``, marked slow, runs them all). The fast suite runs the
 # fail-closed paths and the bad-input checks (the privacy promise in float64) and the registry
 # check; the slow one adds the laws, events, float attack and audits, and the conformance test
-# of one or two algorithms per family (every algorithm also runs under x64, in the fast suite,
-# through ``tests/x64_script.py``). Node ids, not ``-k``, so a renamed test fails here instead
-# of being silently deselected.
+# of one or two algorithms per family (every family also runs under x64, in the fast suite,
+# through ``tests/x64_script.py fast``; every algorithm in the slow suite). Node ids, not
+# ``-k``, so a renamed test fails here instead of being silently deselected.
 FAST_SUBSET = [
     *(f"tests/mechanisms/test_{name}.py" for name in ("fail_closed", "bad_inputs")),
     f"{CONFORMANCE}::test_registry_covers_every_family",
@@ -117,7 +119,7 @@ def x64_runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("x64")
     runs = {
         "suites": _Run(_pytest_args(FAST_SUBSET), folder / "suites.log"),
-        "families": _Run(["tests/x64_script.py"], folder / "families.log"),
+        "families": _Run(["tests/x64_script.py", "fast"], folder / "families.log"),
     }
     yield runs
     for run in runs.values():
@@ -150,6 +152,19 @@ def test_every_family_runs_under_x64(x64_runs):
     out = x64_runs["families"].finish(timeout=600)
     for family in ("experts/", "quantile/", "bandits/", "demo/", "grad/"):
         assert f"PASS {family}" in out, out
+
+
+@pytest.mark.slow
+def test_every_algorithm_runs_under_x64(tmp_path):
+    """``tests/x64_script.py`` without ``fast``: every algorithm, both allocate_budget solvers."""
+    run = _Run(["tests/x64_script.py"], tmp_path / "all.log")
+    try:
+        out = run.finish(timeout=1800)
+    finally:
+        run.stop()
+    for name in ("experts/rw_meta", "quantile/single", "bandits/batched_epsilon_greedy",
+                 "bandits/allocate_budget", "demo/", "grad/"):
+        assert f"PASS {name}" in out, out
 
 
 @pytest.mark.slow

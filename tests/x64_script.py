@@ -1,6 +1,6 @@
 """One small run of every family under float64 (started by ``tests/test_x64.py``).
 
-usage: JAX_ENABLE_X64=1 python tests/x64_script.py
+usage: JAX_ENABLE_X64=1 python tests/x64_script.py [fast]
 
 For one algorithm or more of each family (experts, quantile, bandits, demo) the script runs a
 tiny :func:`ldpjax.engine.simulate` sweep, accounts the algorithm's privacy event and checks
@@ -8,6 +8,10 @@ that every floating output is float64 and finite. It also runs ``allocate_budget
 solvers) and takes ``jax.grad`` of differentiable bounds and accountants. Every check runs even
 when an earlier one fails; the script prints one ``PASS``/``FAIL`` line per check and exits
 with the number of failures (0: all passed).
+
+``fast`` (the fast suite) runs one algorithm or more of every family, ``allocate_budget`` with
+the waterfill solver and all the gradients, and skips the checks in ``SLOW_ONLY`` (about half
+of the script's compile time on two cores); without it (the slow suite) every check runs.
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ NUM_SEEDS = 2
 DELTA = 1e-6
 N, T = 4, 24  # experts: experts, rounds
 K = 3  # bandits: arms
+# Checks the fast run skips: the other algorithms of families that keep one in the fast run,
+# and the optax solver of allocate_budget (the waterfill one and its gradient stay).
+SLOW_ONLY = frozenset({
+    "experts/rw_adabatch", "experts/rw_meta", "experts/agarwal_singh",
+    "quantile/dp_sgd", "quantile/divide_and_conquer", "quantile/single",
+    "bandits/batched_epsilon_greedy", "allocate_budget[optax]",
+})
+FAST = False  # set by main()
 
 
 def _floats64(name, tree):
@@ -113,8 +125,11 @@ def _allocations():
         return alloc.total_bound, alloc
 
     grad, waterfill = jax.grad(total, has_aux=True)(jnp.float64(1.5))
-    adam = bandits.allocate_budget(arms, visitors, 1.5, method="optax", steps=200)
-    for method, alloc in (("waterfill", waterfill), ("optax", adam)):
+    solvers = [("waterfill", waterfill)]
+    if not (FAST and "allocate_budget[optax]" in SLOW_ONLY):
+        solvers.append(("optax", bandits.allocate_budget(arms, visitors, 1.5, method="optax",
+                                                         steps=200)))
+    for method, alloc in solvers:
         _floats64(f"allocate_budget[{method}]", alloc)
         assert alloc.strategy.dtype == jnp.int32, alloc.strategy.dtype
         assert float(alloc.spent) <= 1.5 * (1 + 1e-9), alloc
@@ -158,7 +173,9 @@ def gradient_runs():
         )[1].squared_error, 1.0)
 
 
-def main() -> int:
+def main(fast: bool = False) -> int:
+    global FAST
+    FAST = fast
     if not jax.config.jax_enable_x64:
         print("FAIL setup: jax_enable_x64 is off (run with JAX_ENABLE_X64=1)")
         return 1
@@ -171,6 +188,8 @@ def main() -> int:
             print(f"FAIL {family.__name__} (setup)\n{traceback.format_exc()}", flush=True)
             continue
         for name, check in checks:
+            if fast and name in SLOW_ONLY:
+                continue
             try:
                 check()
                 print(f"PASS {name}", flush=True)
@@ -183,4 +202,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(fast=sys.argv[1:] == ["fast"]))

@@ -40,12 +40,24 @@ def tied_state():
     return BanditState(shows, clicks, jnp.full((2,), 300, jnp.int32), jnp.asarray(600, jnp.int32))
 
 
+_KERNELS = {}
+
+
+def _one_step_kernel(fast):
+    """One compiled (vmapped over keys) step per path, shared by both strategies: the params
+    are a traced argument (a jit per call compiled the same step four times)."""
+    if fast not in _KERNELS:
+        config = bandits.PolicyConfig(num_segments=2, max_arms=3, replay_segments=True,
+                                      fast=fast)
+        alg = bandits.epsilon_greedy(config)
+        _KERNELS[fast] = jax.jit(jax.vmap(
+            lambda p, s, k: alg.step(p, s, jnp.int32(0), k)[1], in_axes=(None, None, 0)))
+    return _KERNELS[fast]
+
+
 def one_step_counts(params, fast, seed):
-    config = bandits.PolicyConfig(num_segments=2, max_arms=3, replay_segments=True, fast=fast)
-    alg = bandits.epsilon_greedy(config)
-    state = tied_state()
     keys = jax.random.split(make_key(seed), N)
-    outs = jax.jit(jax.vmap(lambda k: alg.step(params, state, jnp.int32(0), k)[1]))(keys)
+    outs = _one_step_kernel(fast)(params, tied_state(), keys)
     return np.bincount(np.asarray(outs.arm), minlength=3), outs
 
 

@@ -166,8 +166,10 @@ def test_jax_port_in_float32_within_certified_bounds(n, discount, prices, prior)
     assert rounding >= 16 * np.finfo(np.float32).eps / 2 / (1 - d32)
 
 
+@pytest.mark.slow
 def test_default_table_matches_reference_at_discount_099():
-    # the experiments' table (N = 100, delta = 0.99, 1024 prices) in float32
+    # the experiments' table (N = 100, delta = 0.99, 1024 prices) in float32; the same check
+    # at a small table runs fast in test_jax_port_in_float32_within_certified_bounds
     cfg = _config(100, 0.99, 1024)
     table = gittins_index_table(cfg, 0.99)
     ref = bandits.gittins_table(100, float(np.float32(0.99)), num_prices=1024,
@@ -201,7 +203,7 @@ def test_discount_sweep_is_one_vmap_compiled_once():
 
 
 def test_prior_is_a_leaf_too():
-    cfg = _config(6, 0.9, 128)
+    cfg = _config(6, 0.95, 128)  # the sweep's config: the single tables share its compilation
     priors = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 3.0]])
     tables = jax.vmap(lambda p: gittins_index_table(cfg, 0.9, p))(priors)
     for i in range(3):
@@ -216,13 +218,14 @@ def test_prior_is_a_leaf_too():
 def test_policy_index_equals_the_reference_lookup():
     # the policy's lookup (table inside, 1/n extrapolation outside) on the params table equals
     # gittins_index on the NumPy table, within the float32 table bounds
-    cfg = _config(10, 0.9, 256)
+    # the float32 port test's table (N = 6, 512 prices): one compilation for both
+    cfg = _config(6, 0.9, 512)
     env = bandits.make_environment([0.3, 0.2])
     params = bandits.gittins_params(env, cfg, 0.9)
-    ref = bandits.gittins_table(10, float(np.float32(0.9)), num_prices=256,
-                                extra_depth=cfg.depth - 10)
-    s = np.array([0, 3, 10, 0, 7, 25, 4])
-    f = np.array([0, 2, 0, 10, 9, 5, 30])  # the last three lie beyond n = 10
+    ref = bandits.gittins_table(6, float(np.float32(0.9)), num_prices=512,
+                                extra_depth=cfg.depth - 6)
+    s = np.array([0, 3, 6, 0, 4, 15, 2])
+    f = np.array([0, 2, 0, 6, 5, 3, 18])  # the last three lie beyond n = 6
     got = np.asarray(bandits.gittins_index(params, s, f), np.float64)
     want = np.asarray(bandits.gittins_index(ref, s, f), np.float64)
     table = gittins_index_table(cfg, 0.9)
@@ -272,35 +275,33 @@ def test_bad_config_and_params_name_the_argument(call, name):
         call()
 
 
-def _regret_of_traced(params_fn, value, cfg, steps=8):
+def _traced_regret_runner(params, cfg, steps=8):
+    """One compiled run with the prior's first entry and arm 0's CTR traced, shared by every
+    value below (a jit per value would compile the same scan seven times)."""
     alg = bandits.gittins_policy(cfg)
 
     @jax.jit
-    def run(x):
-        params = params_fn(x)
+    def run(a0, c):
+        p = params._replace(prior=params.prior.at[0].set(a0), ctr=params.ctr.at[0, 0].set(c))
 
         def body(state, t):
-            return alg.step(params, state, None, jax.random.fold_in(jax.random.key(0), t))
+            return alg.step(p, state, None, jax.random.fold_in(jax.random.key(0), t))
 
-        return jax.lax.scan(body, alg.init(params, jax.random.key(1)), jnp.arange(steps))[1]
+        return jax.lax.scan(body, alg.init(p, jax.random.key(1)), jnp.arange(steps))[1]
 
-    return np.asarray(run(jnp.float32(value)).regret)
+    return lambda a0, c: np.asarray(run(jnp.float32(a0), jnp.float32(c)).regret)
 
 
 def test_traced_invalid_prior_or_ctr_fails_closed():
     cfg, params = _params()
+    run = _traced_regret_runner(params, cfg)
+    a0, c = float(params.prior[0]), float(params.ctr[0, 0])  # the valid values
 
-    def with_prior(a0):
-        return params._replace(prior=params.prior.at[0].set(a0))
-
-    def with_ctr(c):
-        return params._replace(ctr=params.ctr.at[0, 0].set(c))
-
-    assert np.all(np.isfinite(_regret_of_traced(with_prior, 1.0, cfg)))
+    assert np.all(np.isfinite(run(a0, c)))
     for bad in (0.0, -1.0, np.nan, np.inf):
-        assert np.all(np.isnan(_regret_of_traced(with_prior, bad, cfg))), bad
+        assert np.all(np.isnan(run(bad, c))), bad
     for bad in (1.5, np.nan):
-        assert np.all(np.isnan(_regret_of_traced(with_ctr, bad, cfg))), bad
+        assert np.all(np.isnan(run(a0, bad))), bad
 
 
 def test_depth_is_static_config():

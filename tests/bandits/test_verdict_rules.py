@@ -166,18 +166,19 @@ def test_init_visits_option():
 
 
 def test_constant_strategy_uniform_start_is_opt_in():
+    # jitted once per init_constant (all arguments traced): eagerly every call dispatches the
+    # formula op by op; the traced NaN below reuses the init_constant=True compilation
+    exploration = jax.jit(budgets_lib.exploration, static_argnames=("init_constant",))
     mask = jnp.ones(2, bool)
     eps_gamma = 2 / (2 + math.exp(5.0) - 1)
     for clock, start in ((1, True), (2, True), (3, False)):
-        eps, _, xi = budgets_lib.exploration(0, 5.0, jnp.zeros(2), clock, 2, mask, 2,
-                                             init_constant=True)
+        eps, _, xi = exploration(0, 5.0, jnp.zeros(2), clock, 2, mask, 2, init_constant=True)
         assert float(eps) == pytest.approx(1.0 if start else eps_gamma)
         assert float(xi) == (0.0 if start else 5.0)
-        eps, _, xi = budgets_lib.exploration(0, 5.0, jnp.zeros(2), clock, 2, mask, 2)
+        eps, _, xi = exploration(0, 5.0, jnp.zeros(2), clock, 2, mask, 2)
         assert float(eps) == pytest.approx(eps_gamma) and float(xi) == 5.0  # default: none
     # a traced invalid gamma still fails closed inside the start (uniform play, spend NaN)
-    eps, _, xi = jax.jit(lambda g: budgets_lib.exploration(
-        0, g, jnp.zeros(2), 1, 2, mask, 2, init_constant=True))(jnp.nan)
+    eps, _, xi = exploration(0, jnp.nan, jnp.zeros(2), 1, 2, mask, 2, init_constant=True)
     assert float(eps) == 1.0 and math.isnan(float(xi))
     with pytest.raises(TypeError, match="init_constant"):
         bandits.PolicyConfig(init_constant="yes")

@@ -134,9 +134,12 @@ RUNS = 2000
 
 @pytest.fixture(scope="module")
 def simulated_batches():
-    """Monte Carlo batch sizes of RW-AdaBatch on tied gains (the worst case), fixed keys."""
+    """Monte Carlo batch sizes of RW-AdaBatch on tied gains (the worst case), fixed keys.
+
+    Round 300 for n = 10 too (the chain's run time grows with t; rounds 1000 and 3000 are in
+    the slow large-simulation test below)."""
     out = {}
-    for seed, (n, t) in enumerate([(2, 300), (10, 1000)]):
+    for seed, (n, t) in enumerate([(2, 300), (10, 300)]):
         sizes = worst_case_batch_sizes(jax.random.key(seed + 1), n, ALPHA, (t,), RUNS)
         out[(n, t)] = np.asarray(sizes)[:, 0]
     return out
@@ -167,7 +170,7 @@ def test_fast_worst_case_simulator_matches_the_round_level_algorithm(simulated_b
     assert fast.max() > 20 and engine.max() > 20
 
 
-@pytest.mark.parametrize("case", [(2, 300), (10, 1000)])
+@pytest.mark.parametrize("case", [(2, 300), (10, 300)])
 def test_analytic_law_is_stochastically_below_the_simulated_one(case, simulated_batches):
     """covering_batch_survival(b) <= P_MC(B >= b) + 4 sd for every b (Lemma 1's premise)."""
     n, t = case
@@ -181,7 +184,7 @@ def test_analytic_law_is_stochastically_below_the_simulated_one(case, simulated_
     assert analytic[0] > 0.2
 
 
-@pytest.mark.parametrize("case", [(2, 300), (10, 1000)])
+@pytest.mark.parametrize("case", [(2, 300), (10, 300)])
 def test_analytic_privacy_never_claims_more_than_monte_carlo(case, simulated_batches):
     """delta_A(eps) >= delta_MC(eps) - 4 se(eps) and f_A(a) <= f_MC(a) + 4 max se.
 

@@ -114,8 +114,10 @@ def test_fast_path_draws_one_vector_per_batch_when_unbatched():
 
     gains = bernoulli_gains(jax.random.key(4), T, N_EXPERTS, 0.5)
     algo = rw_adabatch(AdaBatchConfig(N_EXPERTS, fast=True), counting)
-    _, starts = rollout(algo, adabatch_params(MU, ALPHA), jax.random.key(0), inputs=gains,
-                        record=record.every_step(lambda o: o.batch_start))
+    # jit (not vmap): the cond stays a real branch; one compiled program instead of eager ops
+    run = jax.jit(lambda x: rollout(algo, adabatch_params(MU, ALPHA), jax.random.key(0),
+                                    inputs=x, record=record.every_step(lambda o: o.batch_start)))
+    _, starts = run(gains)
     jax.effects_barrier()
     batches = int(np.sum(np.asarray(starts)))
     releases = len(calls) - 1  # minus z_0 drawn in init

@@ -5,12 +5,18 @@ usage: python sweep_script.py MODE OUT [CHECKPOINT_DIR]
                  several chunk sizes (an even split over the 4 devices, one that is not, with
                  time chunks, the whole sweep in one chunk, and chunks of 7 seeds), for the
                  default generator (run device by device) and threefry (one sharded
-                 program); saves the records to OUT (npz).
-  MODE=devices_all : the same, and for rng="fast" (philox2x32, run device by device).
+                 program); saves the records to OUT (npz). For the default generator the
+                 uneven split runs without time chunks: its time-chunked programs, compiled
+                 once per device, cost ~10 s of a 2-core machine; the fast suite covers time
+                 chunks with threefry, and ``devices_all`` (slow) covers them per device.
+  MODE=devices_all : the same, every run with time chunks, and for rng="fast" (philox2x32,
+                 run device by device).
   MODE=x64     : the same at 1000 seeds under float64 with a step that reduces over 1000
                  draws (sums in a data-dependent order are where float64 results could differ
                  by an ulp).
-  MODE=slow    : a deliberately slow sweep in many chunks with checkpoints (to be killed).
+  MODE=slow    : a sweep in 12 chunks with checkpoints that SIGKILLs itself while it computes
+                 its third chunk (two saved), so the test needs no race against a timer and
+                 the sweep can be small; ``slow_sweep`` is the same sweep without the kill.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ MUS = [0.25, 0.5, 1.0, 2.0]
 # seeds and seed chunks per mode: (seeds, even split, uneven split with time chunks, chunk 7)
 SIZES = {"devices": (120, 40, 37, 7), "devices_all": (120, 40, 37, 7), "x64": (1000, 250, 333, 7)}
 NUM_SEEDS = SIZES["devices"][0]
+TIME_CHUNK = 20  # of 64 steps: three chunks of 20 and one of 4
 
 
 
@@ -69,39 +76,55 @@ def counter_sweep(devices, seed_chunk, time_chunk=None, rng=None, algorithm=COUN
 
 
 def _slow_init(params, key):
-    return jnp.eye(48) * params
+    return jnp.eye(8) * params
 
 
 def _slow_step(params, state, inputs, key):
-    state = jnp.tanh(state @ state.T / 48.0 + params * jax.random.normal(key, state.shape))
+    state = jnp.tanh(state @ state.T / 8.0 + params * jax.random.normal(key, state.shape))
     return state, state[0, 0]
 
 
 SLOW = Algorithm(_slow_init, _slow_step)
+SLOW_CHUNKS, KILL_AT = 12, 2  # chunks of the sweep; saved chunks when it kills itself
 
 
-def slow_sweep(checkpoint_dir):
+def _kill_once_saved(checkpoint_dir):
+    """A progress callback: SIGKILL this process once KILL_AT chunks are on disk (a chunk's
+    progress is told while it is computed, before it is saved: the kill lands mid-chunk)."""
+    import os
+    import signal
+    from pathlib import Path
+
+    def progress(n):
+        if len(list(Path(checkpoint_dir).glob("*/chunk-*.npz"))) >= KILL_AT:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return progress
+
+
+def slow_sweep(checkpoint_dir, progress=None):
     return simulate(
-        SLOW, jnp.float32(0.5), make_key(3), 3000, num_seeds=24, seed_chunk=2,
+        SLOW, jnp.float32(0.5), make_key(3), 60, num_seeds=2 * SLOW_CHUNKS, seed_chunk=2,
         record=record.total(), checkpoint_dir=checkpoint_dir, keep_state=False,
+        progress=progress,
     )
 
 
-def _device_runs(algorithm, rngs, mode):
+def _device_runs(algorithm, rngs, mode, per_device_time_chunk=TIME_CHUNK):
     devices = jax.devices()
     assert len(devices) == 4, devices
     seeds, even, uneven, small = SIZES[mode]
-    runs = {}
+    runs, arrays = {}, {}
     for rng in rngs:
         tag = "" if rng is None else f"{rng}_"
         kw = dict(rng=rng, algorithm=algorithm, num_seeds=seeds)
+        time_chunk = per_device_time_chunk if rng is None else TIME_CHUNK
+        arrays[f"{tag}four_devices_uneven_time_chunk"] = np.asarray(time_chunk or 0)
         runs.update({
             f"{tag}four_devices_even": counter_sweep(devices, even, **kw),
-            f"{tag}four_devices_uneven_time20": counter_sweep(devices, uneven, 20, **kw),
+            f"{tag}four_devices_uneven": counter_sweep(devices, uneven, time_chunk, **kw),
             f"{tag}one_device_whole": counter_sweep(devices[:1], seeds, **kw),
             f"{tag}one_device_chunk7": counter_sweep(devices[:1], small, **kw),
         })
-    arrays = {}
     for name, res in runs.items():
         arrays[name + "_last"] = res.record["last"]
         arrays[name + "_total"] = res.record["total"]
@@ -114,14 +137,18 @@ def _device_runs(algorithm, rngs, mode):
 if __name__ == "__main__":
     mode, out = sys.argv[1], sys.argv[2]
     if mode == "devices":  # the default generator (run per device) and a sharded one
-        np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32"), mode))
+        np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32"), mode, None))
     elif mode == "devices_all":  # and rng="fast"
         np.savez(out, **_device_runs(COUNTER, (None, "threefry2x32", "fast"), mode))
     elif mode == "x64":
         np.savez(out, **_device_runs(REDUCE, ("threefry2x32",), mode))  # sharded (philox runs per device)
     elif mode == "slow":
-        res = slow_sweep(sys.argv[3])
-        np.savez(out, record=res.record, computed=res.info["chunks_computed"],
-                 loaded=res.info["chunks_loaded"])
+        # imported, not this __main__: the checkpoint fingerprint names the step's module, and
+        # the test resumes the sweep in its own process, where the module is sweep_script
+        import sweep_script
+
+        ckpt = sys.argv[3]
+        res = sweep_script.slow_sweep(ckpt, progress=sweep_script._kill_once_saved(ckpt))
+        np.savez(out, record=res.record)  # never reached: the sweep kills itself
     else:
         raise SystemExit(f"unknown mode {mode}")

@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ldpjax import launch
-from ldpjax import cluster
+from ldpjax import cluster, launch
 from ldpjax.engine import distributed
 
 REPO = Path(__file__).resolve().parents[2]
