@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.optimize import brentq
@@ -19,6 +26,8 @@ from scipy.stats import norm
 from ldpjax import bench
 from ldpjax.bench import numpy_reference as ref
 from ldpjax.bench import rng as rng_lib
+from ldpjax.bench.authors_loop import local_sgd_loop
+from ldpjax.bench.plan import captured_call, plan_workload
 from ldpjax.bench.workloads import DEFAULT_WORKLOADS, WORKLOADS
 
 
@@ -161,3 +170,119 @@ def test_tree_hedge_reference_zero_rate_plays_uniformly_whatever_the_noise():
     gains = rng.random((20, 4))
     earned = ref.tree_hedge(rng, gains, np.full(4, 3.0), np.full(4, 1e-12))
     np.testing.assert_allclose(earned, gains.mean(1).sum(), rtol=1e-9)
+
+
+# --------------------------------------------------------------------------- authors' loop
+def test_authors_loop_agrees_with_ldpjax_and_tells_a_wrong_level_apart():
+    """The per-sample loop estimates the same cell as ldpjax (tiny: 40 of 200 replications).
+
+    Tolerance: each side's statistic is a mean of independent replications, so its standard
+    error is sd / sqrt(R) (R = 200 ldpjax, 40 loop); the two sides are independent, so under
+    "same law" diff / sqrt(se_1^2 + se_2^2) is approximately N(0, 1) and |diff| <= 3 combined
+    se fails with probability 0.27% (fixed seeds: deterministic). The same loop at tau = 0.5
+    (another quantile, ~0.5 away at t_T = 200) must fail that check, so the check has power.
+    """
+    record = bench.run_workload("quantile-authors-loop", "tiny", repeats=1, fastest_rate=1e8,
+                                fastest_impl="x")
+    assert record["agree"], record
+    assert record["baseline"] == "authors-loop" and record["numpy_scale"] == 200 / 40
+    assert record["numpy_seconds"] == pytest.approx(5 * record["numpy_measured_seconds"])
+    assert record["speedup"] == pytest.approx(record["numpy_seconds"] / record["ldpjax_seconds"])
+    k = 10
+    local_steps = WORKLOADS["quantile"].sizes["tiny"]["budget"] * (1,)
+    wrong, _ = local_sgd_loop(np.random.default_rng(0), 0.5, np.linspace(0.25, 0.9, k),
+                              np.linspace(-1, 1, k), np.full(k, 1 / k), local_steps, 40)
+    combined = math.hypot(record["ldpjax_se"], wrong.std(ddof=1) / math.sqrt(wrong.size))
+    assert abs(wrong.mean() - record["ldpjax_stat"]) > 3 * combined
+
+
+def test_authors_loop_rejects_bad_settings():
+    with pytest.raises(ValueError, match="tau"):
+        local_sgd_loop(np.random.default_rng(0), 1.5, [0.5], [0.0], [1.0], (1,), 1)
+    with pytest.raises(ValueError, match="reps"):
+        local_sgd_loop(np.random.default_rng(0), 0.5, [0.5], [0.0], [1.0], (1,), 0)
+
+
+# --------------------------------------------------------------------------- x64
+@pytest.mark.parametrize("name", ["quantile", pytest.param("rw-meta", marks=pytest.mark.slow)])
+def test_x64_workloads_hand_float64_to_ldpjax(name):
+    """Under jax_enable_x64 the ldpjax side gets float64 params and inputs (the NumPy side is
+    float64 always), and an exact float64 uniform costs two 32-bit words."""
+    from ldpjax.bench.workloads import words_per_float
+
+    with jax.enable_x64(True):
+        call = captured_call(name, "tiny")
+        leaves = jax.tree_util.tree_leaves((call["params"], call.get("inputs")))
+        assert {str(x.dtype) for x in leaves if jnp.issubdtype(x.dtype, jnp.floating)} == {
+            "float64"}
+        assert words_per_float() == 2
+    assert words_per_float() == 1
+
+
+@pytest.mark.slow
+def test_x64_run_agrees_and_says_so():
+    with jax.enable_x64(True):
+        record = bench.run_workload("quantile", "tiny", repeats=1, fastest_rate=1e8,
+                                    fastest_impl="x")
+    assert record["x64"] and record["agree"], record
+    assert record["random_words"] == 2 * 10 * 200 * 200  # two words per float64 uniform
+    assert not jax.config.jax_enable_x64
+
+
+# --------------------------------------------------------------------------- plan / GPU check
+def test_plan_cli_lowers_tiny_kernels_and_reports_bytes(tmp_path, capsys):
+    path = tmp_path / "plan.json"
+    code = bench.main(["--plan", "--lower-only", "--size", "tiny", "--only", "quantile",
+                       "--x64", "--json", str(path)])
+    assert code == 0
+    (plan,) = json.loads(path.read_text())
+    assert plan["x64"] and plan["fits"] and plan["seeds"] == 200 and plan["steps"] == 200
+    assert plan["batch"] % plan["num_devices"] == 0 and plan["batch"] >= 200
+    assert plan["chunk_bytes_per_device"] == plan["batch"] * plan["per_run_bytes"] // plan[
+        "num_devices"]
+    assert [k.split(":")[0] for k in plan["kernels"]] == ["init", "advance", "finalize"]
+    assert "plan MiB/dev" in capsys.readouterr().out
+    assert not jax.config.jax_enable_x64
+    assert bench.main(["--plan", "--device-gb", "0"]) == 2
+
+
+def test_plan_says_when_a_chunk_does_not_fit():
+    """A device too small for one seed's runs: the engine's planner refuses (a ValueError)."""
+    with pytest.raises(ValueError, match="memory"):
+        plan_workload("quantile", "tiny", device_bytes=1000, compile=False)
+
+
+@pytest.mark.slow
+def test_plan_shards_over_four_cpu_devices(tmp_path):
+    """With 4 host devices and a shardable generator the kernels compile as one SPMD program."""
+    path = tmp_path / "plan.json"
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
+               JAX_PLATFORMS="cpu")
+    subprocess.run([sys.executable, "-m", "ldpjax.bench", "--plan", "--size", "tiny",
+                    "--only", "quantile,rw-ftpl", "--rng", "threefry2x32", "--json", str(path)],
+                   env=env, check=True, timeout=600, capture_output=True)
+    plans = json.loads(path.read_text())
+    assert [p["execution"] for p in plans] == ["sharded", "sharded"]
+    assert all(p["num_devices"] == 4 and p["fits"] for p in plans)
+    assert all(p["xla_bytes_per_device"] is not None for p in plans)
+
+
+def test_gpu_check_script_uses_options_the_cli_has():
+    """Every option experiments/gpu_check.sh passes to bench / reproduce parses."""
+    import argparse
+
+    from ldpjax import cli
+
+    text = (Path(__file__).resolve().parents[1] / "experiments" / "gpu_check.sh").read_text()
+    bench_parser = argparse.ArgumentParser()
+    bench.add_arguments(bench_parser)
+    runs = re.findall(r'^part \w+ "\$\w+" "\$\{BENCH\[@\]\}" (.*)$', text, re.M)
+    assert runs and all("--size paper" in r for r in runs)
+    for line in runs:
+        bench_parser.parse_args(line.replace('"', "").replace("$OUT", "out").split())
+    (reproduce,) = re.findall(r'^part \w+ "\$\w+" "\$\{LDPJAX\[@\]\}" reproduce (.*)$', text,
+                              re.M)
+    assert "--size paper" in reproduce
+    args, rest = cli._build_parser().parse_known_args(
+        ["reproduce", *reproduce.replace('"', "").replace("$OUT", "out").split()])
+    assert not rest and args.size == "paper"

@@ -1,12 +1,15 @@
 """``ldpjax bench``: every family through ldpjax and through plain NumPy, in one process.
 
 For each workload (:mod:`ldpjax.bench.workloads`: quantile Local SGD, bandits epsilon-greedy,
-RW-FTPL, RW-AdaBatch, RW-Meta, Agarwal & Singh; ``noisy-counter`` on request) the bench
+RW-FTPL, RW-AdaBatch, RW-Meta, Agarwal & Singh; on request ``noisy-counter`` and
+``quantile-authors-loop``, the quantile cell against a per-sample Python loop written the way
+a paper's research code is, :mod:`ldpjax.bench.authors_loop`) the bench
 
 1. runs the ldpjax side once (compile + run), then ``repeats`` more times: the steady time is
    the best of those, the compile time the first call minus the steady time;
 2. runs the NumPy reference (:mod:`ldpjax.bench.numpy_reference`) ``repeats`` times (best
-   time), seeds 0, 1, ...;
+   time), seeds 0, 1, ...; a baseline that times only a share of the replications (the
+   authors' loop) has its seconds scaled up by the inverse share (``numpy_scale``);
 3. compares one statistic (a mean over seeds, see the workloads module for why the per-seed
    values are independent on both sides) with its standard error: ``agree`` is
    |diff| <= 3 sqrt(se_numpy^2 + se_ldpjax^2) (a false alarm has probability 0.27% per
@@ -17,20 +20,26 @@ RW-FTPL, RW-AdaBatch, RW-Meta, Agarwal & Singh; ``noisy-counter`` on request) th
    rate measured in the same run (:mod:`ldpjax.bench.rng`).
 
 Timings block until the results are ready (``jax.block_until_ready``); nothing depends on the
-backend, so the same command runs on CPU, GPU and TPU.
+backend, so the same command runs on CPU, GPU and TPU. ``x64=True`` (``--x64``) runs it all
+with ``jax_enable_x64`` (float64 on both sides; the records say ``x64``). ``--plan``
+(:mod:`ldpjax.bench.plan`) runs nothing: it compiles every workload's kernels with the
+engine's device layout and prints the planned bytes per chunk against a modelled device.
 
 Entry points: :func:`add_arguments` / :func:`run` (the CLI), :func:`run_bench` (Python; returns
 the records), ``python -m ldpjax.bench``.
 
 The package: :mod:`~ldpjax.bench.workloads` (what is run), :mod:`~ldpjax.bench.runner` (timing
 and records), :mod:`~ldpjax.bench.report` (text output), :mod:`~ldpjax.bench.cli` (options),
-:mod:`~ldpjax.bench.memory`, :mod:`~ldpjax.bench.rng` and :mod:`~ldpjax.bench.numpy_reference`.
+:mod:`~ldpjax.bench.plan` (``--plan``), :mod:`~ldpjax.bench.memory`, :mod:`~ldpjax.bench.rng`,
+:mod:`~ldpjax.bench.numpy_reference` and :mod:`~ldpjax.bench.authors_loop`.
 """
 
 from ldpjax.bench.cli import add_arguments
 from ldpjax.bench.cli import main
 from ldpjax.bench.cli import run
 from ldpjax.bench.memory import PeakMemory
+from ldpjax.bench.plan import KernelPlan
+from ldpjax.bench.plan import plan_workload
 from ldpjax.bench.report import format_rates
 from ldpjax.bench.report import format_table
 from ldpjax.bench.runner import AGREE_SIGMAS
@@ -41,12 +50,14 @@ from ldpjax.bench.runner import run_workload
 
 __all__ = [
     "AGREE_SIGMAS",
+    "KernelPlan",
     "RECORD_KEYS",
     "PeakMemory",
     "add_arguments",
     "format_rates",
     "format_table",
     "main",
+    "plan_workload",
     "resolve_names",
     "run",
     "run_bench",

@@ -36,6 +36,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="generator rates are timed for 2^E words (default 22,23,24)")
     parser.add_argument("--json", default=None, metavar="PATH",
                         help="write one JSON record per workload (a list) to PATH")
+    parser.add_argument("--x64", action="store_true",
+                        help="run every workload with jax_enable_x64 (float64 on both sides); "
+                             "the records say x64: true")
+    parser.add_argument("--plan", action="store_true",
+                        help="run nothing: plan the chunks of every workload for --device-gb "
+                             "devices and compile its kernels with the engine's layout on the "
+                             "available devices; print bytes per chunk and whether it fits")
+    parser.add_argument("--device-gb", type=float, default=16.0, metavar="GB",
+                        help="device memory the --plan models (default 16, a Colab T4)")
+    parser.add_argument("--lower-only", action="store_true",
+                        help="with --plan: lower the kernels but do not compile them")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,9 +57,20 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"repeats must be an integer >= 1; got {args.repeats}")
         Context(rng=args.rng)  # validates --rng
         rng_sizes = _rng_sizes(args.rng_sizes)
+        if not args.device_gb > 0:
+            raise ValueError(f"device-gb must be > 0; got {args.device_gb}")
     except ValueError as error:
         print(f"ldpjax bench: {error}", file=sys.stderr)
         return 2
+    if getattr(args, "x64", False):
+        import jax
+
+        with jax.enable_x64(True):  # restored on return (the CLI may run inside Python)
+            return _run_checked(args, names, rng_sizes)
+    return _run_checked(args, names, rng_sizes)
+
+
+def _run_checked(args: argparse.Namespace, names, rng_sizes) -> int:
     print(header(), flush=True)
     write = None
     if args.json:
@@ -58,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         def write(records):
             path.write_text(json.dumps(records, indent=2, default=_json_default) + "\n")
 
+    if getattr(args, "plan", False):
+        return _run_plan(args, names, write)
     records, _ = run_bench(names, args.size, rng=args.rng, repeats=args.repeats,
                            rng_sizes=rng_sizes, log=lambda s: print(s, flush=True),
                            on_record=write)
@@ -69,6 +93,31 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         print(f"\nstatistics disagree (|diff| > {AGREE_SIGMAS:g} combined se): {', '.join(bad)}",
               file=sys.stderr)
+        return 1
+    return 0
+
+
+def _run_plan(args: argparse.Namespace, names, write) -> int:
+    """``--plan``: 0 when every workload compiles and fits, 1 otherwise."""
+    from ldpjax.bench.plan import format_plans, plan_workload
+
+    device_bytes = int(args.device_gb * 1e9)
+    plans, failed = [], []
+    for name in names:
+        print(f"[plan] {name} ({args.size}) ...", flush=True)
+        try:
+            plans.append(plan_workload(name, args.size, rng=args.rng, device_bytes=device_bytes,
+                                       compile=not args.lower_only))
+        except Exception as error:  # noqa: BLE001 -- report every workload, then fail
+            failed.append(name)
+            print(f"[plan] {name}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+        if write:
+            write([dataclasses.asdict(p) for p in plans])
+    print()
+    print(format_plans(plans, device_bytes))
+    misfits = [p.workload for p in plans if not p.fits]
+    if failed or misfits:
+        print(f"\nplan: failed {failed}, does not fit {misfits}", file=sys.stderr)
         return 1
     return 0
 

@@ -28,7 +28,7 @@ def format_rates(rates: Sequence[rng_lib.GeneratorRate]) -> str:
 
 
 def format_table(records: Sequence[dict[str, Any]]) -> str:
-    head = (f"{'workload':<14} {'numpy s':>8} {'compile s':>9} {'ldpjax s':>8} {'speedup':>7} "
+    head = (f"{'workload':<22} {'numpy s':>8} {'compile s':>9} {'ldpjax s':>8} {'speedup':>7} "
             f"{'numpy stat (se)':>20} {'ldpjax stat (se)':>20} {'agree':>5} "
             f"{'peak MB np/jax':>14} {'RNG floor s':>11} {'jax/floor':>9}")
     lines = [head, "-" * len(head)]
@@ -37,7 +37,7 @@ def format_table(records: Sequence[dict[str, Any]]) -> str:
         if r.get("device_peak_mb") is not None:
             peak += f" (dev {r['device_peak_mb']:.0f})"
         lines.append(
-            f"{r['workload']:<14} {r['numpy_seconds']:>8.2f} {r['compile_seconds']:>9.2f} "
+            f"{r['workload']:<22} {r['numpy_seconds']:>8.2f} {r['compile_seconds']:>9.2f} "
             f"{r['ldpjax_seconds']:>8.3f} {r['speedup']:>6.2f}x "
             f"{_fmt(r['numpy_stat'], '.4g') + ' (' + _fmt(r['numpy_se'], '.2g') + ')':>20} "
             f"{_fmt(r['ldpjax_stat'], '.4g') + ' (' + _fmt(r['ldpjax_se'], '.2g') + ')':>20} "
@@ -47,6 +47,12 @@ def format_table(records: Sequence[dict[str, Any]]) -> str:
     lines.append("")
     for r in records:
         lines.append(f"  {r['workload']}: {r['shape']}; statistic: {r['statistic']}")
+        if r.get("baseline", "numpy") != "numpy":
+            lines.append(f"    baseline {r['baseline']}: ldpjax is {r['speedup']:.1f}x faster "
+                         f"(baseline seconds = measured {r['numpy_measured_seconds']:.3g} s "
+                         f"x {r['numpy_scale']:g}, the share of replications it ran)")
+    if any(r.get("x64") for r in records):
+        lines.append("  x64: jax_enable_x64 on (float64 on both sides)")
     return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ RECORD_KEYS = (
     "rng_floor_seconds",
     "mode",
     "backend",
+    "x64",
 )
 AGREE_SIGMAS = 3.0
 
@@ -81,6 +82,8 @@ def run_workload(
             if np_values is None:
                 np_values, np_info = values, info
 
+    scale = float(prepared.numpy_scale)
+    np_times = [t * scale for t in np_times]
     jax_s, np_s = min(jax_times), min(np_times)
     jax_mean, jax_se = _mean_se(jax_values)
     np_mean, np_se = _mean_se(np_values)
@@ -118,6 +121,10 @@ def run_workload(
         "rng_fastest_words_per_second": fastest_rate,
         "floor_ratio": jax_s / floor if floor else None,
         "numpy_info": np_info,
+        "baseline": prepared.baseline,
+        "numpy_scale": scale,
+        "numpy_measured_seconds": np_s / scale,
+        "x64": bool(jax.config.jax_enable_x64),
         "key_impl": ctx.used_impl,
         "repeats": repeats,
     }
@@ -145,12 +152,21 @@ def run_bench(
     rng_repeats: int = 3,
     log=None,
     on_record=None,
+    x64: bool | None = None,
 ) -> tuple[list[dict[str, Any]], list[rng_lib.GeneratorRate]]:
     """Measure the generators, then every workload; returns (records, generator rates).
 
     ``on_record(records)`` is called after every workload with the records so far (the CLI
     rewrites ``--json`` then, so a run stopped by a time limit keeps its finished workloads).
+    ``x64``: True / False runs everything with ``jax_enable_x64`` on / off (restored after);
+    None keeps the current setting. Each record's ``x64`` says which it ran with.
     """
+    if x64 is not None:
+        import jax
+
+        with jax.enable_x64(bool(x64)):
+            return run_bench(names, size, rng=rng, repeats=repeats, rng_sizes=rng_sizes,
+                             rng_repeats=rng_repeats, log=log, on_record=on_record)
     names = resolve_names(names)
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}; got {size!r}")

@@ -7,7 +7,9 @@ builds, once, both sides of the comparison:
 * the ldpjax side: the family's public algorithm factory and params builder run through
   :func:`ldpjax.engine.simulate` (one algorithm and one recorder object per workload, so the
   steady-state calls hit the compiled kernel);
-* the NumPy side: :mod:`ldpjax.bench.numpy_reference` on the same settings and inputs;
+* the NumPy side: :mod:`ldpjax.bench.numpy_reference` on the same settings and inputs (for
+  ``quantile-authors-loop``: the per-sample loop of :mod:`ldpjax.bench.authors_loop` on a
+  documented share ``loop_reps / reps`` of the replications, its time scaled by the inverse);
 * the statistic: one scalar per seed. ldpjax runs grid points with common random numbers
   (seed s sees the same keys at every grid point), so the statistic averages a seed's runs
   over the grid first -- the per-seed values are then independent, and their mean has the
@@ -33,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax.bench import numpy_reference as ref
+from ldpjax.bench.authors_loop import local_sgd_loop
 from ldpjax.bench.rng import available_impls
 
 SIZES = ("tiny", "small", "paper")
@@ -100,6 +103,11 @@ class Prepared:
       run_ldpjax: ``() -> (seeds,)`` per-seed statistic through ldpjax.
       run_numpy: ``(seed) -> ((seeds,) per-seed statistic, info dict)`` through NumPy.
       random_words: ``(numpy info) -> int``, the 32-bit words an exact implementation draws.
+      numpy_scale: the baseline's seconds are multiplied by this (it ran a documented share
+        ``1 / numpy_scale`` of the replications; 1: all of them).
+      baseline: what the NumPy side is: ``"numpy"`` (vectorised over runs,
+        :mod:`ldpjax.bench.numpy_reference`) or ``"authors-loop"`` (a per-sample Python loop,
+        :mod:`ldpjax.bench.authors_loop`).
     """
 
     shape: str
@@ -107,6 +115,8 @@ class Prepared:
     run_ldpjax: Callable[[], np.ndarray]
     run_numpy: Callable[[int], tuple[np.ndarray, dict]]
     random_words: Callable[[dict], float]
+    numpy_scale: float = 1.0
+    baseline: str = "numpy"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,19 +158,20 @@ def _error(outputs):
 
 
 # --------------------------------------------------------------------------- quantile
-def _prepare_quantile(size: dict, ctx: Context) -> Prepared:
+def _quantile_cell(size: dict, ctx: Context):
+    """The C1 cell of both quantile workloads: (settings, shape, ldpjax side)."""
     from ldpjax import quantile as Q
     from ldpjax.engine import record
 
     k, budget, reps, tau = size["clients"], size["budget"], size["reps"], size["tau"]
-    loc = np.linspace(-1.0, 1.0, k)
-    r = np.linspace(0.25, 0.9, k)
-    weights = np.full(k, 1.0 / k)
+    cell = {"tau": tau, "r": np.linspace(0.25, 0.9, k), "loc": np.linspace(-1.0, 1.0, k),
+            "weights": np.full(k, 1.0 / k)}
     config = Q.LocalSGDConfig(budget, Q.C1)
+    cell["local_steps"] = config.local_steps
     algorithm = Q.local_sgd(config)
-    params = Q.quantile_params(tau, r, Q.make_clients("normal", loc=loc), weights)
+    params = Q.quantile_params(tau, cell["r"], Q.make_clients("normal", loc=cell["loc"]),
+                               cell["weights"])
     recorder = record.last(_estimate)
-    local_steps = config.local_steps
 
     def run_ldpjax():
         return np.asarray(
@@ -168,18 +179,55 @@ def _prepare_quantile(size: dict, ctx: Context) -> Prepared:
             np.float64,
         )
 
+    shape = f"C1 Local SGD, K = {k}, t_T = {budget}, tau = {tau}, r = 0.25..0.9, {reps} reps"
+    return cell, shape, run_ldpjax
+
+
+def _prepare_quantile(size: dict, ctx: Context) -> Prepared:
+    cell, shape, run_ldpjax = _quantile_cell(size, ctx)
+    reps = size["reps"]
+
     def run_numpy(seed):
         estimate, variance = ref.local_sgd(
-            np.random.default_rng(seed), tau, r, loc, weights, local_steps, reps
+            np.random.default_rng(seed), cell["tau"], cell["r"], cell["loc"], cell["weights"],
+            cell["local_steps"], reps,
         )
         return estimate, {"mean_sqrt_v": float(np.mean(np.sqrt(variance)))}
 
     return Prepared(
-        shape=f"C1 Local SGD, K = {k}, t_T = {budget}, tau = {tau}, r = 0.25..0.9, {reps} reps",
+        shape=shape,
         statistic="mean estimate",
         run_ldpjax=run_ldpjax,
         run_numpy=run_numpy,
-        random_words=lambda info: reps * k * budget * words_per_float(),
+        random_words=lambda info: reps * size["clients"] * size["budget"] * words_per_float(),
+    )
+
+
+def _prepare_quantile_authors_loop(size: dict, ctx: Context) -> Prepared:
+    """The quantile cell against a per-sample Python loop (:mod:`ldpjax.bench.authors_loop`).
+
+    The loop costs the same for every replication, so it runs ``loop_reps`` of the cell's
+    ``reps`` replications and its time is scaled by ``reps / loop_reps``.
+    """
+    cell, shape, run_ldpjax = _quantile_cell(size, ctx)
+    reps, loop_reps = size["reps"], size["loop_reps"]
+
+    def run_numpy(seed):
+        estimate, variance = local_sgd_loop(
+            np.random.default_rng(seed), cell["tau"], cell["r"], cell["loc"], cell["weights"],
+            cell["local_steps"], loop_reps,
+        )
+        return estimate, {"mean_sqrt_v": float(np.mean(np.sqrt(variance))),
+                          "replications": loop_reps}
+
+    return Prepared(
+        shape=f"{shape}; the loop times {loop_reps} of them (x {reps / loop_reps:g})",
+        statistic="mean estimate",
+        run_ldpjax=run_ldpjax,
+        run_numpy=run_numpy,
+        random_words=lambda info: reps * size["clients"] * size["budget"] * words_per_float(),
+        numpy_scale=reps / loop_reps,
+        baseline="authors-loop",
     )
 
 
@@ -312,7 +360,7 @@ def _covid_inputs(size):
 
     gains = synthetic_covid(jax.random.key(0), size["state"], size["horizon"],
                             num_hospitals=size["experts"])
-    return jnp.asarray(gains, jnp.float32), np.asarray(gains, np.float64)
+    return jnp.asarray(gains, jnp.result_type(float)), np.asarray(gains, np.float64)
 
 
 def _prepare_meta(size: dict, ctx: Context) -> Prepared:
@@ -431,6 +479,19 @@ WORKLOADS: dict[str, Workload] = {
                 "paper": {"clients": 10, "budget": 10_000, "reps": 1000, "tau": 0.3},
             },
             _prepare_quantile,
+        ),
+        Workload(
+            "quantile-authors-loop", "quantile",
+            "the quantile cell against a per-sample Python loop, as a paper's code runs it",
+            {
+                "tiny": {"clients": 10, "budget": 200, "reps": 200, "tau": 0.3, "loop_reps": 40},
+                "small": {"clients": 10, "budget": 2000, "reps": 500, "tau": 0.3,
+                          "loop_reps": 25},
+                "paper": {"clients": 10, "budget": 10_000, "reps": 1000, "tau": 0.3,
+                          "loop_reps": 20},
+            },
+            _prepare_quantile_authors_loop,
+            default=False,
         ),
         Workload(
             "bandits", "bandits", "private epsilon-greedy on the MBA RCT (paper 002)",
