@@ -9,6 +9,7 @@ depends on how runs are batched or time is chunked.
 
 from __future__ import annotations
 
+import collections
 import functools
 
 import jax
@@ -112,9 +113,32 @@ def _abstract(tree: PyTree):
     return treedef, tuple((tuple(jnp.shape(x)), jnp.result_type(x)) for x in leaves)
 
 
-@functools.lru_cache(maxsize=256)
-def _specs_cached(algorithm, recorder, num_steps, params_sig, inputs_sig, key_sig, probe):
-    return probe()
+class _SpecCache:
+    """Least-recently-used map from a run's static signature to its abstract specs.
+
+    (An ``lru_cache`` over a function that also took the ``probe`` closure never hit: every call
+    builds a new closure.)
+    """
+
+    def __init__(self, maxsize: int = 256) -> None:
+        self.maxsize = maxsize
+        self.entries: collections.OrderedDict = collections.OrderedDict()
+
+    def get(self, signature, probe):
+        if signature in self.entries:
+            self.entries.move_to_end(signature)
+            return self.entries[signature]
+        specs = probe()
+        self.entries[signature] = specs
+        if len(self.entries) > self.maxsize:
+            self.entries.popitem(last=False)
+        return specs
+
+    def cache_clear(self) -> None:
+        self.entries.clear()
+
+
+_specs_cached = _SpecCache()
 
 
 def run_specs(algorithm, recorder, num_steps, one_params, key, inputs0):
@@ -130,9 +154,10 @@ def run_specs(algorithm, recorder, num_steps, one_params, key, inputs0):
         return state_spec, acc_spec, out_spec, rec_spec
 
     key_sig = (tuple(key.shape), str(key.dtype))
-    return _specs_cached(
-        algorithm, recorder, num_steps, _abstract(one_params), _abstract(inputs0), key_sig, probe
+    signature = (
+        algorithm, recorder, num_steps, _abstract(one_params), _abstract(inputs0), key_sig
     )
+    return _specs_cached.get(signature, probe)
 
 
 @functools.lru_cache(maxsize=256)

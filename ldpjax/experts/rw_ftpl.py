@@ -22,9 +22,11 @@ path is for simulation only.
 
 mu = inf (written explicitly) means no privacy requirement: the release is the clean gain
 vector, and RW-FTPL adds its own random walk of scale sqrt 2 (the utility-optimal eta of the
-bound). That walk is the algorithm's perturbation, not privacy noise; it is drawn from the
-release key (where it is non-zero the privacy noise is exactly zero, so the two never add) and
-only an explicit +inf turns it on: a NaN, negative or -inf mu makes the release NaN.
+bound). That walk is the algorithm's perturbation, not privacy noise, and only an explicit (or
+engine-checked) +inf turns it on: a NaN, negative or -inf mu makes the release NaN. It is drawn
+from the release key: on the float path the release itself carries it (called at (mu,
+sensitivity) = (1, sqrt 2) where mu = inf, :func:`walk_as_release`), so every round draws one
+normal vector whatever mu is; on the granular path it is added to the (noise-free) release.
 
 Structure (what makes "reads only noisy gains" checkable):
 
@@ -128,11 +130,22 @@ def ftpl_params(mu: ArrayLike, sensitivity: ArrayLike | None = None) -> FTPLPara
 def leader(noisy_total: Array) -> Array:
     """The decision: argmax of the noisy cumulative gains (ties: lowest index), int32.
 
+    Exactly ``jnp.argmax`` (a NaN counts as the maximum: the first NaN's index), computed as
+    the lowest index i with x_i = max_j x_j (or x_i NaN): two plain reductions, which XLA
+    vectorises, where argmax's (value, index) reduction is not.
+
     Example:
       >>> int(leader(jnp.array([0.1, 2.0, -1.0])))
       1
+      >>> int(leader(jnp.array([0.1, jnp.nan, 2.0, jnp.nan])))  # as jnp.argmax
+      1
     """
-    return jnp.argmax(noisy_total, axis=-1).astype(jnp.int32)
+    noisy_total = jnp.asarray(noisy_total)
+    width = noisy_total.shape[-1]
+    top = jnp.max(noisy_total, axis=-1, keepdims=True)
+    hit = (noisy_total == top) | jnp.isnan(noisy_total)
+    index = jnp.arange(width, dtype=jnp.int32)
+    return jnp.min(jnp.where(hit, index, jnp.int32(width)), axis=-1)
 
 
 def accumulate(state: FTPLState, noisy_gains: Array) -> FTPLState:
@@ -150,10 +163,15 @@ def perturbed_release(
 ) -> Array:
     """g~ = release(key, g, mu, sensitivity) + (RW-FTPL's walk of scale sqrt 2 at mu = inf).
 
-    The walk uses the release key on purpose: it is non-zero only at mu = +inf, where the
-    privacy noise is exactly zero, so the sum has the law g + N(0, eta^2 I) for every valid mu
-    (eta = sensitivity / mu, or sqrt 2 at inf) and the two identical normal draws are computed
-    once by XLA. A NaN/invalid mu: walk 0, release NaN.
+    The law is g + N(0, eta^2 I) for every valid mu (eta = sensitivity / mu, or sqrt 2 at
+    mu = inf), from one normal draw of the release key. Float path: where mu is an explicit
+    (or engine-permitted) +inf the release is called at (mu, sensitivity) = (1, sqrt 2), whose
+    noise is exactly the walk sqrt(2) z (the same z, bit for bit, as the mechanism draws at any
+    other mu); everywhere else at (mu, sensitivity). The walk is algorithmic randomness, not
+    privacy noise: at mu = inf nothing is private. A NaN/invalid mu, an unpermitted traced
+    inf or an invalid sensitivity reaches the mechanism unchanged (or as NaN): release NaN.
+    Granular path: the release at mu (exact zero noise at inf) plus the float walk
+    sqrt(2) z of the same key (z is then drawn twice; that path is for real data, not speed).
 
     Example:
       >>> import jax
@@ -164,12 +182,38 @@ def perturbed_release(
     """
     gains = jnp.asarray(gains)
     sens = privacy.resolve_sensitivity(params.sensitivity, num_experts, gains.dtype)
+    if granularity is None:
+        mu, sens = walk_as_release(params.mu, sens)
+        return release(key, gains, mu, sens, granularity=None)
     noisy = release(key, gains, params.mu, sens, granularity=granularity)
     # Algorithmic randomness, not privacy noise: RW-FTPL's own perturbation at mu = inf.
     walk = privacy.walk_scale(params.mu, gains.dtype) * jax.random.normal(
         key, gains.shape, gains.dtype
     )
     return noisy + walk
+
+
+def walk_as_release(mu: ArrayLike, sensitivity: Array) -> tuple[Array, Array]:
+    """The (mu, sensitivity) of the float release that carries RW-FTPL's walk.
+
+    (1, sqrt 2) where mu is +inf and inf is honoured here (concrete, or inside
+    :func:`ldpjax.mechanisms.no_privacy_permitted`): the release's noise sd is then exactly
+    sqrt 2 (a NaN sensitivity instead if the given one is outside (0, inf), so the release
+    stays NaN as it would at mu = inf). Elsewhere (mu, sensitivity) unchanged; an
+    unpermitted traced inf is passed on, and the mechanism makes that release NaN.
+
+    Example:
+      >>> mu, sens = walk_as_release(jnp.array([jnp.inf, 2.0]), jnp.array([3.0, 3.0]))
+      >>> mu.tolist(), [round(x, 4) for x in sens.tolist()]
+      ([1.0, 2.0], [1.4142, 3.0])
+    """
+    mu = jnp.asarray(mu, jnp.result_type(mu, float))
+    if not dom.inf_allowed(mu):
+        return mu, sensitivity
+    walk = mu == jnp.inf
+    ok = dom.sensitivity_ok(sensitivity)
+    walk_sens = jnp.where(ok, privacy.NONPRIVATE_ETA, jnp.nan).astype(sensitivity.dtype)
+    return jnp.where(walk, 1.0, mu).astype(mu.dtype), jnp.where(walk, walk_sens, sensitivity)
 
 
 def _validate(config: FTPLConfig):
@@ -248,4 +292,5 @@ __all__ = [
     "leader",
     "perturbed_release",
     "rw_ftpl",
+    "walk_as_release",
 ]
