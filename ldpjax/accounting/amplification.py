@@ -165,11 +165,17 @@ def batch_mixture_event(mu: Array, sizes: Array, weights: Array) -> GaussianMixt
     return GaussianMixtureEvent(jnp.broadcast_to(mus, shape), jnp.broadcast_to(weights, shape))
 
 
-def empirical_batch_distribution(batch_sizes: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def empirical_batch_distribution(
+    batch_sizes: ArrayLike, width: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The empirical law of simulated batch sizes, runs on the last axis (host-side NumPy).
 
     Args:
       batch_sizes: integer array (..., num_runs) of batch sizes >= 1.
+      width: K, the number of components to return (default: the largest number of distinct
+        sizes in a row). A fixed K (e.g. ``num_runs``, which no row can exceed) gives every
+        call the same shape, so the mixture functions compile once for all of them;
+        components at weight 0 do not change the law.
 
     Returns:
       ``(sizes, weights)`` of shape (..., K): the distinct sizes of each row (padded with 1
@@ -179,6 +185,8 @@ def empirical_batch_distribution(batch_sizes: ArrayLike) -> tuple[np.ndarray, np
       >>> sizes, weights = empirical_batch_distribution([1, 1, 4, 4])
       >>> sizes.tolist(), weights.tolist()
       ([1.0, 4.0], [0.5, 0.5])
+      >>> empirical_batch_distribution([1, 1, 4, 4], width=3)[1].tolist()
+      [0.5, 0.5, 0.0]
     """
     arr = np.asarray(batch_sizes)
     if arr.ndim < 1 or arr.shape[-1] < 1:
@@ -186,7 +194,12 @@ def empirical_batch_distribution(batch_sizes: ArrayLike) -> tuple[np.ndarray, np
     v.check_range("batch_sizes", arr, 1.0, np.inf, high_open=True)
     flat = arr.reshape(-1, arr.shape[-1])
     rows = [np.unique(row, return_counts=True) for row in flat]
-    width = max(len(values) for values, _ in rows)
+    needed = max(len(values) for values, _ in rows)
+    if width is None:
+        width = needed
+    elif isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < needed:
+        raise ValueError(f"width must be an integer >= {needed} (the distinct sizes of a row); "
+                         f"got {width!r}")
     sizes = np.ones((len(rows), width))
     weights = np.zeros((len(rows), width))
     for i, (values, counts) in enumerate(rows):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from ldpjax import bandits
@@ -104,24 +104,40 @@ def _allocations(K, T, budgets):
     return allocations, free, zero
 
 
+def _stacked_params(envs, T, configs) -> bandits.BlockParams:
+    """The runs' parameters, configuration-major (run c * E + e is configuration c on experiment
+    e), built leaf by leaf on the host: the same values as stacking ``BlockParams(
+    epsilon_greedy_params(envs[e], code, gamma), T_e, e)`` over the runs, without a Python call
+    (and its small device computations) per run; ``device_put`` copies without compiling. The
+    algorithm validates the stacked grid (strategy codes, budgets, horizons) before it runs."""
+    C, E = len(configs), len(envs)
+    ctr = np.stack([np.asarray(env.ctr) for env in envs])  # (E, J, K_max)
+    gamma = np.stack([np.asarray(alloc.gamma) for _, _, alloc in configs]).reshape(-1)
+    gamma = gamma.astype(ctr.dtype)
+    codes = np.stack([np.asarray(alloc.strategy) for _, _, alloc in configs]).reshape(-1)
+
+    def tiled(x):
+        return jax.device_put(np.tile(x, (C,) + (1,) * (x.ndim - 1)))
+
+    policy = bandits.EpsilonGreedyParams(
+        tiled(ctr), tiled(np.stack([np.asarray(env.segment_probs) for env in envs])),
+        tiled(np.stack([np.asarray(env.num_arms) for env in envs]).astype(np.int32)),
+        jax.device_put(codes.astype(np.int32)), jax.device_put(gamma),
+        jax.device_put(np.repeat(gamma[:, None], ctr.shape[-1], axis=1)),
+    )
+    return bandits.BlockParams(policy, tiled(np.asarray(T, np.int64).astype(np.int32)),
+                               tiled(np.arange(E, dtype=np.int32)))
+
+
 def _simulate(ctx, envs, T, configs, k_max) -> Outcomes:
     """One simulation of every distinct (allocation, experiment) configuration, all in one
     compiled vmap; one random stream per experiment (independent across experiments, common to
     the allocations of the same experiment)."""
     cfg = ctx.config
-    E = len(envs)
-    params = []
-    for _, _, alloc in configs:
-        gamma = np.asarray(alloc.gamma, np.float64)
-        codes = np.asarray(alloc.strategy)
-        for e in range(E):
-            p = bandits.epsilon_greedy_params(envs[e], int(codes[e]), float(gamma[e]))
-            params.append(bandits.BlockParams(p, jnp.asarray(int(T[e]), jnp.int32),
-                                      jnp.asarray(e, jnp.int32)))
-    stacked = sim.stack_params(params)
+    stacked = _stacked_params(envs, T, configs)
     growth = float(cfg["block_growth"])
     steps = bandits.num_blocks(int(T.max()), growth)
-    ctx.log(f"{len(params)} runs x {ctx.num_seeds} seeds, {steps} blocks each")
+    ctx.log(f"{len(configs) * len(envs)} runs x {ctx.num_seeds} seeds, {steps} blocks each")
     init_steps, init_constant = sim.init_config(sim.parse_init_visits(cfg["init_visits"]))
     config = bandits.BlockConfig(1, k_max, growth=growth, init_steps=init_steps,
                                  init_constant=init_constant)
@@ -134,7 +150,7 @@ def _simulate(ctx, envs, T, configs, k_max) -> Outcomes:
     )
     if not np.all(result.state.t == np.tile(T.astype(np.int64), len(configs))[:, None]):
         raise RuntimeError("block schedule did not cover every experiment's horizon")
-    shape = (len(configs), E, -1)
+    shape = (len(configs), len(envs), -1)
     return Outcomes(result.record["regret"].reshape(shape),
                     result.record["clicks"].reshape(shape).astype(np.float64),
                     result.record["spend"].reshape(shape), steps)

@@ -294,6 +294,23 @@ def run_epsilon_greedy_grid(
                       locked_in(res.state, params.ctr, params.num_arms))
 
 
+_GITTINS_GRIDS: dict[tuple, Any] = {}
+
+
+def _gittins_grid(env: Environment, config: GittinsConfig, discount: float):
+    """``stack_params([gittins_params(env, config, discount)])``, kept per (environment,
+    config, discount): the index table does not depend on the horizon, so a study that runs
+    the benchmark at several horizons computes it once."""
+    leaves = tuple(np.asarray(x).tobytes() + str(np.asarray(x).dtype).encode()
+                   for x in (env.ctr, env.segment_probs, env.num_arms))
+    key = (leaves, config, discount, jax.config.jax_enable_x64)
+    if key not in _GITTINS_GRIDS:
+        if len(_GITTINS_GRIDS) >= 8:
+            _GITTINS_GRIDS.clear()
+        _GITTINS_GRIDS[key] = stack_params([gittins_params(env, config, discount)])
+    return _GITTINS_GRIDS[key]
+
+
 def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discount: float,
                 max_count: int, num_segments: int = 1, max_arms: int = 2,
                 label: str = "gittins") -> GridResult:
@@ -302,7 +319,7 @@ def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discou
                            max_discount=discount)
     rec = record.combine(regret=record.total(lambda o: o.regret),
                          clicks=record.total(lambda o: o.click), spend=max_spend())
-    params = stack_params([gittins_params(env, config, discount)])
+    params = _gittins_grid(env, config, float(discount))
     res = simulate_fn(gittins_policy(config), params, horizon, label=label, grid_ndim=1,
                       record=rec)
     locked = None

@@ -379,20 +379,29 @@ def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
     fig_t, axes_t = figure(len(rounds), 2 * len(experts), **panels)
     fig_d, axes_d = figure(len(rounds), 2 * len(experts), **panels)
     mus_j = jnp.asarray(mus, float)[:, None]
+    eps_j = jnp.asarray(eps_fine, float)
+    # the un-amplified references do not depend on (n, t): computed once
+    d_plain = np.asarray(gdp_delta(mus_j, eps_j), np.float64)
+    f_plain = np.asarray(gdp_tradeoff(mu_plot, fpr))
+    eps_plain = {mu: float(gdp_epsilon(mu, 1e-5)) for mu in mus}
     worst_gap = 0.0
     bar = ctx.progress(len(experts), "privacy (Monte Carlo)")
     with bar:
-        for a, n in enumerate(experts):
-            simulated = np.asarray(
-                worst_case_batch_sizes(
-                    ctx.key_for(f"privacy-mc-{n}"), n, alpha, tuple(rounds), runs
-                )
+        mc_runs = {}
+        for n in experts:
+            mc_runs[n] = np.asarray(
+                worst_case_batch_sizes(ctx.key_for(f"privacy-mc-{n}"), n, alpha, tuple(rounds),
+                                       runs)
             )
             bar.update(1)
+        # every (n, t) law padded (weight 0) to the most distinct sizes of any: one compiled
+        # kernel per curve instead of one per (n, t)
+        width = max(len(np.unique(col)) for draws in mc_runs.values() for col in draws.T)
+        for a, n in enumerate(experts):
+            simulated = mc_runs[n]
             for b, t in enumerate(rounds):
-                mc_sizes, mc_weights = empirical_batch_distribution(simulated[:, b])
+                mc_sizes, mc_weights = empirical_batch_distribution(simulated[:, b], width=width)
                 sizes, weights = worst_case_batch_distribution(float(t), n, alpha)
-                eps_j = jnp.asarray(eps_fine, float)
                 d_ana = np.asarray(batch_mixture_delta(mus_j, sizes, weights, eps_j), np.float64)
                 d_mc = np.asarray(
                     batch_mixture_delta(mus_j, mc_sizes, mc_weights, eps_j), np.float64
@@ -400,7 +409,6 @@ def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
                 se = np.asarray(
                     batch_mixture_delta_se(mus_j, mc_sizes, mc_weights, eps_j, runs), np.float64
                 )
-                d_plain = np.asarray(gdp_delta(mus_j, eps_j), np.float64)
                 gap_in_se = np.where(se > 0, (d_mc - d_ana) / np.maximum(se, 1e-300), 0.0)
                 worst_gap = max(worst_gap, float(np.max(gap_in_se)))
                 for i, mu in enumerate(mus):
@@ -420,7 +428,7 @@ def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
                         row[f"delta_analytic@eps={e:g}"] = d_ana[i, k]
                         row[f"delta_mc@eps={e:g}"] = d_mc[i, k]
                         row[f"se_mc@eps={e:g}"] = se[i, k]
-                    row["eps_plain@delta=1e-5"] = float(gdp_epsilon(mu, 1e-5))
+                    row["eps_plain@delta=1e-5"] = eps_plain[mu]
                     row["eps_analytic@delta=1e-5"] = _epsilon_at(d_ana[i], eps_fine, 1e-5)
                     row["eps_mc@delta=1e-5"] = _epsilon_at(d_mc[i], eps_fine, 1e-5)
                     # +-2 SE of the Monte Carlo delta curve, read off at delta = 1e-5
@@ -431,13 +439,16 @@ def _privacy_part(ctx: RunContext, mus, experts, rounds, alpha, mu_plot, runs):
                 # Plots at mu_plot; the delta panels show eps in [0, 6], delta in [1e-7, 1].
                 i = list(mus).index(mu_plot)
                 shown = eps_fine <= 6.0
-                f_plain = np.asarray(gdp_tradeoff(mu_plot, fpr))
                 f_ana = np.asarray(batch_mixture_tradeoff(mu_plot, sizes, weights, fpr))
                 f_mc = np.asarray(batch_mixture_tradeoff(mu_plot, mc_sizes, mc_weights, fpr))
                 # bootstrap the runs (multinomial reweighting of the same support) for a band
                 rng = np.random.default_rng(
                     int(jax.random.randint(ctx.key_for(f"bootstrap-{n}-{t}"), (), 0, 2**31 - 1)))
-                boot_w = rng.multinomial(runs, np.asarray(mc_weights, np.float64), size=50) / runs
+                # drawn on the observed sizes only (the padding would change the multinomial's
+                # draws), then padded like the law
+                used = np.flatnonzero(mc_weights > 0)
+                boot_w = np.zeros((50, mc_weights.size))
+                boot_w[:, used] = rng.multinomial(runs, mc_weights[used], size=50) / runs
                 f_boot = np.asarray(batch_mixture_tradeoff(
                     mu_plot, np.asarray(mc_sizes)[None, None, :], boot_w[:, None, :], fpr))
                 f_se = f_boot.std(0, ddof=1)

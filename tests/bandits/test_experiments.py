@@ -156,3 +156,50 @@ def test_portfolio_experiment_tiny(tmp_path, shared_data):
     assert {float(r["Gamma"]) for r in paired} == {1.0, 10.0}
     _no_nan_cells(out)
     assert PAPER_TITLE in _figure_text(result.figures["portfolio_clicks"])
+
+
+def test_portfolio_params_are_the_per_run_params():
+    """The stacked portfolio grid, built leaf by leaf, equals stacking one
+    ``BlockParams(epsilon_greedy_params(...))`` per (configuration, experiment) run."""
+    import jax
+
+    from ldpjax import bandits
+    from ldpjax.experiments import bandits_portfolio as portfolio
+    from ldpjax.experiments.bandits_simulation import stack_params
+
+    envs = [bandits.make_environment([0.3, 0.2, 0.0], num_arms=2),
+            bandits.make_environment([0.1, 0.4, 0.2])]
+    T = np.array([1e4, 3e5])
+    K = np.array([2.0, 3.0])
+    configs = [("equal split", 1.0, bandits.equal_split(K, T, 1.0)),
+               ("random", 0.0, bandits.equal_split(K, T, 0.0, strategy="constant"))]
+    runs = [bandits.BlockParams(
+        bandits.epsilon_greedy_params(envs[e], int(alloc.strategy[e]), float(alloc.gamma[e])),
+        np.int32(T[e]), np.int32(e)) for _, _, alloc in configs for e in range(2)]
+    expected = jax.tree_util.tree_leaves(stack_params(runs))
+    got = jax.tree_util.tree_leaves(portfolio._stacked_params(envs, T, configs))
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_gittins_grid_is_computed_once_per_environment_and_discount():
+    """run_gittins at several horizons reuses one index table: the kept grid is the stacked
+    ``gittins_params`` and is returned again for the same (environment, config, discount)."""
+    import jax
+
+    from ldpjax import bandits
+    from ldpjax.experiments import bandits_simulation as sim
+
+    env = bandits.make_environment([0.3, 0.2])
+    config = bandits.GittinsConfig(bandits.PolicyConfig(1, 2), max_count=8, max_discount=0.9)
+    grid = sim._gittins_grid(env, config, 0.9)
+    assert sim._gittins_grid(env, config, 0.9) is grid
+    assert sim._gittins_grid(env, config, 0.8) is not grid
+    other = sim._gittins_grid(bandits.make_environment([0.2, 0.3]), config, 0.9)
+    assert not np.array_equal(np.asarray(other.ctr), np.asarray(grid.ctr))
+    direct = sim.stack_params([bandits.gittins_params(env, config, 0.9)])
+    for a, b in zip(jax.tree_util.tree_leaves(grid), jax.tree_util.tree_leaves(direct),
+                    strict=True):  # the index table is NaN outside the reachable cells
+        assert np.array_equal(np.asarray(a), np.asarray(b), equal_nan=a.dtype.kind == "f")

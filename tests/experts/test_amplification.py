@@ -278,6 +278,7 @@ def test_amplified_delta_gradient_matches_finite_differences(x64):
         (lambda: worst_case_batch_sizes(jax.random.key(0), 1, 0.01, (10,), 5), "num_experts"),
         (lambda: worst_case_batch_sizes(jax.random.key(0), 3, 0.0, (10,), 5), "alpha"),
         (lambda: empirical_batch_distribution(np.array([1, 0, 3])), "batch_sizes"),
+        (lambda: empirical_batch_distribution(np.array([1, 2, 3]), width=2), "width"),
         (lambda: batch_mixture_delta(1.0, [1.0, 2.0], [0.5, 0.6], 1.0), "weights"),
     ],
 )
@@ -310,3 +311,18 @@ def test_tiny_mixture_components_do_not_produce_nan():
     mus = 6.589444e-05 * (1 + jnp.linspace(-1e-3, 1e-3, 201))
     delta = np.asarray(gdp_delta(mus, 1.0))
     assert np.all(np.isfinite(delta)) and np.all(delta == 0.0)
+
+
+def test_empirical_law_padded_to_a_fixed_width():
+    """Zero-weight padding keeps the law: the same sizes and weights first, then size 1 at
+    weight 0; the curves agree up to float32 summation order (a few ulps, hence 1e-6)."""
+    batches = np.array([1, 1, 4, 4, 9, 2, 2, 2])
+    sizes, weights = empirical_batch_distribution(batches)
+    padded_sizes, padded_weights = empirical_batch_distribution(batches, width=8)
+    assert padded_sizes.shape == padded_weights.shape == (8,)
+    assert np.array_equal(padded_sizes[:4], sizes) and np.array_equal(padded_weights[:4], weights)
+    assert np.all(padded_sizes[4:] == 1.0) and np.all(padded_weights[4:] == 0.0)
+    eps, fpr = jnp.linspace(0.0, 3.0, 7), jnp.array([1e-3, 0.05, 0.5])
+    for curve, x in ((batch_mixture_delta, eps), (batch_mixture_tradeoff, fpr)):
+        np.testing.assert_allclose(curve(1.0, padded_sizes, padded_weights, x),
+                                   curve(1.0, sizes, weights, x), rtol=1e-6, atol=1e-7)
