@@ -13,6 +13,7 @@ never shown and never count as best.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -196,9 +197,23 @@ def inverse_cdf(weights: ArrayLike, uniform: ArrayLike) -> Array:
     weights = jnp.asarray(weights)
     cumulative = jnp.cumsum(weights, axis=-1)
     target = jnp.asarray(uniform)[..., None] * cumulative[..., -1:]
-    index = jnp.sum(cumulative <= target, axis=-1)
+    index = count_true(cumulative <= target)
     last = weights.shape[-1] - 1 - jnp.argmax(jnp.flip(weights > 0, -1), axis=-1)
     return jnp.minimum(index, last).astype(jnp.int32)
+
+
+#: Up to this many arms (a static shape), reductions over the arm axis are unrolled into
+#: elementwise operations: one fused loop per step on CPU instead of a reduction kernel each.
+UNROLL_ARMS = 8
+
+
+def count_true(flags: ArrayLike) -> Array:
+    """Number of true entries on the last axis (int32), unrolled for few arms (exact)."""
+    flags = jnp.asarray(flags)
+    if flags.shape[-1] > UNROLL_ARMS:
+        return jnp.sum(flags, axis=-1, dtype=jnp.int32)
+    columns = [flags[..., j].astype(jnp.int32) for j in range(flags.shape[-1])]
+    return functools.reduce(jnp.add, columns)
 
 
 def argmax_random_ties(values: ArrayLike, mask: ArrayLike, noise: ArrayLike) -> Array:
@@ -217,15 +232,33 @@ def random_tie_argmax(key: PRNGKey, values: ArrayLike, mask: ArrayLike) -> Array
 def pick_tied_max(values: ArrayLike, mask: ArrayLike, uniform: ArrayLike) -> Array:
     """argmax over the masked entries; among m tied maxima the floor(m u)-th (one uniform u).
 
-    Uniform over the ties when u is uniform on [0, 1) (the fast path's spare uniform).
+    Uniform over the ties when u is uniform on [0, 1) (the fast path's spare uniform). With
+    few arms (``UNROLL_ARMS``) the reductions over arms are unrolled (the same integers).
     """
     values = jnp.where(mask, values, -jnp.inf)
-    top = mask & (values == jnp.max(values, axis=-1, keepdims=True))
-    count = jnp.sum(top, axis=-1)
-    rank = jnp.cumsum(top, axis=-1) - 1
+    if values.shape[-1] > UNROLL_ARMS:
+        top = mask & (values == jnp.max(values, axis=-1, keepdims=True))
+        count = jnp.sum(top, axis=-1)
+        rank = jnp.cumsum(top, axis=-1) - 1
+        target = _tie_rank(uniform, count)
+        return jnp.argmax(top & (rank == target[..., None]), axis=-1).astype(jnp.int32)
+    columns = [values[..., j] for j in range(values.shape[-1])]
+    best = functools.reduce(jnp.maximum, columns)
+    top = [mask[..., j] & (column == best) for j, column in enumerate(columns)]
+    target = _tie_rank(uniform, count_true(jnp.stack(top, -1)))
+    # the first arm whose rank among the tied maxima is the target (0 if none, as argmax)
+    arm, rank = jnp.zeros(target.shape, jnp.int32), jnp.zeros(target.shape, jnp.int32)
+    for j, tied in enumerate(top):
+        arm = jnp.where(tied & (rank == target), j, arm)
+        rank = rank + tied.astype(jnp.int32)
+    return arm
+
+
+def _tie_rank(uniform, count):
+    """min(floor(count u), count - 1): the rank of the tie that uniform u picks."""
     u = jnp.asarray(uniform)
-    target = jnp.minimum(jnp.floor(u * count.astype(u.dtype)).astype(jnp.int32), count - 1)
-    return jnp.argmax(top & (rank == target[..., None]), axis=-1).astype(jnp.int32)
+    count = jnp.asarray(count, jnp.int32)
+    return jnp.minimum(jnp.floor(u * count.astype(u.dtype)).astype(jnp.int32), count - 1)
 
 
 __all__ = [
@@ -236,6 +269,7 @@ __all__ = [
     "best_ctr",
     "check_env_leaves",
     "check_segment_inputs",
+    "count_true",
     "ctr_ok",
     "inverse_cdf",
     "make_environment",

@@ -35,7 +35,9 @@ Randomness per visitor:
 * fast path (``PolicyConfig(fast=True)``, default): one uniform drives the K-RR report (explore?
   which arm?) and, through the mechanism's spare uniform, the greedy arm among ties; one
   uniform the click (data sampling); when segments are drawn (J > 1, no replay), one more the
-  segment (data sampling). At most two uniforms for the policy and its click.
+  segment (data sampling). At most two uniforms for the policy and its click. The words are
+  drawn by one ``report_bits`` call and read through :func:`computed_once` (the same values,
+  generated once per step by the compiled kernel).
 * sampling path (``fast=False``): one draw per random choice -- segment (categorical), ties
   (K uniforms), the report (the mechanism's own uniform), click (Bernoulli). Equal in
   distribution to the fast path (``tests/bandits/test_fast_paths.py``).
@@ -56,6 +58,7 @@ import numpy as np
 from ldpjax import _validation as v
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.environment import (
+    UNROLL_ARMS,
     Environment,
     arm_mask,
     best_ctr,
@@ -201,17 +204,48 @@ def release_arm(words, greedy_values, mask, explore_prob, weights, strategy, num
     ``kary_randomized_response_from_bits`` decides explore-or-not and the explored arm; on
     the greedy branch its spare uniform (independent of the report) picks the greedy arm among
     tied maxima of ``greedy_values``; arm-specific weights map the exploring uniform
-    u / eps = (report + spare) / K through their inverse CDF.
+    u / eps = (report + spare) / K through their inverse CDF. The mechanism is handed category
+    0 (always valid): its report is used only on the exploring branch, which does not depend
+    on the category, so the greedy arm (a function of the spare) replaces it on the other.
     """
-    lowest = pick_tied_max(greedy_values, mask, jnp.zeros((), dtype))  # a valid category
     report, explored, spare = kary_randomized_response_from_bits(
-        words, lowest, explore_prob, num_arms)
+        words, jnp.zeros((), jnp.int32), explore_prob, num_arms)
     greedy = pick_tied_max(greedy_values, mask, spare)
     position = (report.astype(dtype) + spare) / jnp.asarray(num_arms, dtype)
     weighted = inverse_cdf(jnp.where(mask, weights, 0.0), position)
     explored_arm = jnp.where(strategy == budgets_lib.ARM_SPECIFIC, weighted, report)
     arm = jnp.where(explored, explored_arm, greedy)
     return jnp.where(report < 0, report, arm), greedy  # an invalid release stays invalid
+
+
+def computed_once(words: Array) -> Array:
+    """``words`` unchanged: max(w, 0) = w for uint32, taken as a reduction over the pair (w, 0).
+
+    XLA fuses a cheap elementwise producer into every consumer, so on CPU the generator's
+    rounds behind a step's words were recomputed in each fusion that reads them (every K-RR
+    division, the click, every state update). A reduction is not fused into its consumers:
+    the words are computed once per step and read by the rest (``lax.optimization_barrier``
+    is removed before fusion on CPU). Bit for bit the same values.
+    """
+    pair = jnp.stack([words, jnp.zeros_like(words)], axis=-1)
+    return jnp.max(pair, axis=-1)
+
+
+def arm_ctr(rates: Array, arm: Array) -> Array:
+    """``rates[arm]`` by selects (a gather per visitor otherwise); arm -1 (an invalid release)
+    reads the last entry, as negative indexing does."""
+    if rates.shape[-1] > UNROLL_ARMS:
+        return rates[arm]
+    rate = rates[-1]
+    for j in range(rates.shape[-1] - 1):
+        rate = jnp.where(arm == j, rates[j], rate)
+    return rate
+
+
+def segment_ctr(state: BanditState, segment: Array) -> Array:
+    """Q(., s) of one segment: ``estimated_ctr(state)[segment]``, dividing only that row."""
+    shows, clicks = state.shows[segment], state.clicks[segment]
+    return clicks / jnp.maximum(shows, 1).astype(jnp.result_type(float))
 
 
 @functools.cache
@@ -251,7 +285,7 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
         return mask, explore_prob, weights, spend
 
     def finish(params, state, segment, greedy, arm, click, explore_prob, spend):
-        rate = params.ctr[segment, arm]
+        rate = arm_ctr(params.ctr[segment], arm)
         regret = best_ctr(params.ctr, params.num_arms)[segment] - rate
         # fail closed: invalid CTRs, or an invalid release (arm -1)
         regret = v.valid_or_nan(ctr_ok(params.ctr, params.num_arms) & (arm >= 0), regret)
@@ -262,14 +296,15 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
         dtype = params.ctr.dtype
         # one draw per visitor: words 0-1 feed the K-RR mechanism (privacy noise, through
         # ldpjax.mechanisms), word 2 the click and word 3 the segment (data sampling)
-        words = report_bits(key, (4 if _draws_segment(config) else 3,))
+        words = computed_once(report_bits(key, (4 if _draws_segment(config) else 3,)))
         segment = segment_of(config, params.segment_probs, inputs,
                              uniform_from_bits(words[-1], dtype))
         mask, explore_prob, weights, spend = policy(params, state, segment)
-        arm, greedy = release_arm(words[:2], estimated_ctr(state)[segment], mask, explore_prob,
-                                  weights, params.strategy, params.num_arms, dtype)
-        click = (uniform_from_bits(words[2], dtype) < params.ctr[segment, arm]).astype(jnp.int32)
-        return finish(params, state, segment, greedy, arm, click, explore_prob, spend)
+        arm, greedy = release_arm(words[:2], segment_ctr(state, segment), mask,
+                                  explore_prob, weights, params.strategy, params.num_arms, dtype)
+        click = (uniform_from_bits(words[2], dtype) < arm_ctr(params.ctr[segment], arm))
+        return finish(params, state, segment, greedy, arm, click.astype(jnp.int32), explore_prob,
+                      spend)
 
     def step_sampling(params: EpsilonGreedyParams, state: BanditState, inputs, key):
         dtype = params.ctr.dtype
@@ -304,8 +339,10 @@ __all__ = [
     "EpsilonGreedyParams",
     "check_params",
     "claimed_budget",
+    "computed_once",
     "epsilon_greedy",
     "epsilon_greedy_params",
     "privacy_event",
     "release_arm",
+    "segment_ctr",
 ]
