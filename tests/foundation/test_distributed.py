@@ -139,8 +139,12 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
         "time.sleep(600)\n"
     )
     cmd = [sys.executable, "-m", "ldpjax.launch", "-n", "2", "--script", str(script), "--"]
+    # A test session started in the background (``pytest &``) or by a runner that ignores
+    # SIGINT would hand that to the launcher, and Python installs no Ctrl-C handler where SIGINT
+    # is ignored at start-up: restore the default, as a terminal's foreground job has it.
     proc = subprocess.Popen(cmd, env=_env(), cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + TIMEOUT
     while len(list(tmp_path.glob("pid-*"))) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
