@@ -63,7 +63,7 @@ def test_check_fails_on_a_stale_block_and_fill_repairs_it(tmp_path, monkeypatch,
     pages.mkdir()
     page = pages / "page.md"
     page.write_text("# Page\n\n<!-- generated: verdict-summary experiments=demo -->\n"
-                    "| demo | 99 | 0 | 0 |\n<!-- end generated -->\n\n"
+                    "| demo | stale-count | 0 | 0 |\n<!-- end generated -->\n\n"
                     "<!-- generated: verdicts-not-reproduced -->\n<!-- end generated -->\n"
                     "<!-- generated: bench -->\n<!-- end generated -->\n")
     readme = tmp_path / "README.md"
@@ -77,7 +77,7 @@ def test_check_fails_on_a_stale_block_and_fill_repairs_it(tmp_path, monkeypatch,
     assert results.fill(data, [page]) == [page]  # writes the page
     assert build.main(["--results", str(data), "--check"]) == 0
     text = page.read_text()
-    assert "| `demo` | 4 | 0 | 0 | 4 |" in text and "99" not in text
+    assert "| `demo` | 4 | 0 | 0 | 4 |" in text and "stale-count" not in text
     assert "| `experts-covid` |" in text  # the table of verdicts that are not reproduced
     # without bench.json the bench block says how to make one
     folder = tmp_path / "results"
