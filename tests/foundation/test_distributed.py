@@ -138,13 +138,15 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
         f"open(os.path.join({str(tmp_path)!r}, f'pid-{{cfg.process_id}}'), 'w').write(str(os.getpid()))\n"
         "time.sleep(600)\n"
     )
-    cmd = [sys.executable, "-m", "ldpjax.launch", "-n", "2", "--script", str(script), "--"]
     # A test session started in the background (``pytest &``) or by a runner that ignores
-    # SIGINT would hand that to the launcher, and Python installs no Ctrl-C handler where SIGINT
-    # is ignored at start-up: restore the default, as a terminal's foreground job has it.
+    # SIGINT hands that to the launcher, and Python installs no Ctrl-C handler where SIGINT is
+    # ignored at start-up: the launcher installs it first, as a terminal's foreground job has it
+    # (a wrapper, not ``preexec_fn``, which is unsafe to fork from a multithreaded process).
+    launcher = ("import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                "runpy.run_module('ldpjax.launch', run_name='__main__', alter_sys=True)")
+    cmd = [sys.executable, "-c", launcher, "-n", "2", "--script", str(script), "--"]
     proc = subprocess.Popen(cmd, env=_env(), cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + TIMEOUT
     while len(list(tmp_path.glob("pid-*"))) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
