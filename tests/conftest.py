@@ -8,13 +8,9 @@
   (:func:`_drop_compiled_kernels`): kernels compiled for one module are rarely reused by the
   next, and keeping them all made the session's memory grow with every module. Set
   ``LDPJAX_TEST_KEEP_CACHES=1`` to keep them (to measure the difference).
-* JAX's persistent compilation cache points at a fresh temporary folder for the whole session,
-  subprocesses included (through the environment, set before JAX reads its configuration): a
-  kernel dropped after its module (below), or compiled again by a test's subprocess, is loaded
-  instead of compiled (the same executable, so the same values). The folder starts empty in
-  every session and is removed at exit; ``LDPJAX_TEST_NO_COMPILE_CACHE=1`` turns it off.
-  (XLA's ``--xla_backend_optimization_level=0`` would compile faster still, but it changes
-  values: the optax budget allocation returns NaN under it.)
+* No persistent compilation cache: pointing JAX's cache at a session folder was measured
+  slower for the fast suite (writing every executable costs more than the
+  few kernels it lets a later module load).
 * ``LDPJAX_TEST_CPU_LOG=FILE`` appends one line per test (node id, CPU seconds of this
   process and its finished subprocesses, wall seconds, this process's peak RSS in MiB so
   far): a per-test profile that stays meaningful when other jobs share the cores
@@ -25,33 +21,16 @@
 
 from __future__ import annotations
 
-import atexit
 import gc
 import os
 import resource
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
+import jax
+import pytest
 
-def _share_compiled_kernels() -> None:
-    if os.environ.get("LDPJAX_TEST_NO_COMPILE_CACHE") == "1":
-        return
-    if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-        folder = tempfile.mkdtemp(prefix="ldpjax-test-compile-cache-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
-        os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-        os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
-
-
-_share_compiled_kernels()  # before JAX reads its configuration and starts a backend
-
-import jax  # noqa: E402
-import pytest  # noqa: E402
-
-import ldpjax  # noqa: E402, F401  (first: applies the XLA CPU workaround before any computation)
+import ldpjax  # noqa: F401  (first: applies the XLA CPU workaround before any computation)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("LDPJAX_SHARED_DATA", REPO.parent / "shared" / "data"))
