@@ -83,6 +83,9 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--only", default=None,
                      help="comma-separated subset of experiment names")
     rep.add_argument("--seeds", type=int, default=None, help="override the seeds of every run")
+    rep.add_argument("--jobs", type=int, default=None, metavar="N",
+                     help="experiments run at once, each in its own process, console output in "
+                          "OUT/NAME.log (default: the CPU cores, at most 4; 1 on a GPU or TPU)")
     _common(rep)
     rep.set_defaults(out="results")
     sub.add_parser("bench", help="time ldpjax's workloads (ldpjax bench --help for options)",
@@ -216,6 +219,8 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
         experiments = [e for e in list_experiments() if e.name in wanted]
     if args.seeds is not None and args.seeds < 1:
         return _fail(f"--seeds must be >= 1, got {args.seeds}")
+    if args.jobs is not None and args.jobs < 1:
+        return _fail(f"--jobs must be >= 1, got {args.jobs}")
     _configure_jax(args)
     try:
         with claim_output_dir(args.out) as root:
@@ -231,17 +236,23 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
 def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     from ldpjax.experiments.verdicts import Verdict, format_verdict_table, verdict_table
 
-    report: list[dict[str, Any]] = []
-    verdicts: list[Verdict] = []  # typed up to the one serialisation below
-    clock = time.perf_counter()
+    entries: dict[str, dict[str, Any]] = {}
+    verdicts_of: dict[str, list[Verdict]] = {}  # typed up to the one serialisation below
+    runnable = []
     for experiment in experiments:
-        entry: dict[str, Any] = {"experiment": experiment.name}
         missing = experiment.requires() if experiment.requires is not None else None
         if missing:
             print(f"\n== {experiment.name}: skipped ({missing})", flush=True)
-            entry.update(status="skipped", reason=missing)
-            report.append(entry)
-            continue
+            entries[experiment.name] = {"experiment": experiment.name, "status": "skipped",
+                                        "reason": missing}
+        else:
+            runnable.append(experiment)
+    jobs = _reproduce_jobs(args, len(runnable))
+    clock = time.perf_counter()
+    if jobs > 1:
+        _reproduce_parallel(root, runnable, args, argv, jobs, entries, verdicts_of)
+    for experiment in runnable if jobs == 1 else ():
+        entry: dict[str, Any] = {"experiment": experiment.name}
         start = time.perf_counter()
         try:
             result, out = run_experiment(
@@ -251,7 +262,7 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
                 command=["ldpjax", *argv],
             )
             entry.update(status="ok", output=str(out))
-            verdicts.extend(result.verdicts)
+            verdicts_of[experiment.name] = list(result.verdicts)
         except OSError as err:
             if err.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise  # nothing further can be written: stop with one line
@@ -259,7 +270,15 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
         except Exception as err:  # noqa: BLE001 - report every experiment, then fail
             entry.update(status="failed", error=_print_failure(err))
         entry["wall_seconds"] = round(time.perf_counter() - start, 1)
-        entry["verdicts"] = sum(v.experiment == experiment.name for v in verdicts)
+        entries[experiment.name] = entry
+    report = []
+    verdicts: list[Verdict] = []
+    for experiment in experiments:  # registry order, whatever order they finished in
+        entry = entries[experiment.name]
+        if entry["status"] != "skipped":
+            mine = verdicts_of.get(experiment.name, [])
+            verdicts.extend(mine)
+            entry["verdicts"] = len(mine)
         report.append(entry)
     # ---- verdict table: every experiment's verdicts, serialised here once (the format of a row
     # is ldpjax.experiments.verdicts.verdict_table's)
@@ -267,8 +286,8 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     from ldpjax.experiments.runner import _jsonable
 
     (root / "reproduce.json").write_text(json.dumps(
-        _jsonable({"command": ["ldpjax", *argv], "size": args.size, "experiments": report,
-                   "verdicts": verdict_rows}), indent=2))
+        _jsonable({"command": ["ldpjax", *argv], "size": args.size, "jobs": jobs,
+                   "experiments": report, "verdicts": verdict_rows}), indent=2))
     total = time.perf_counter() - clock
     print(f"\n== reproduce: {len(report)} experiment(s) in {total:.0f} s -> {root}")
     for entry in report:
@@ -278,6 +297,53 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     print(format_verdict_table(verdict_rows) if verdict_rows else "  (no experiment reported "
           "verdicts)")
     return 1 if any(e["status"] == "failed" for e in report) else 0
+
+
+def _reproduce_jobs(args: argparse.Namespace, runnable: int) -> int:
+    import jax
+
+    from ldpjax.experiments.jobs import default_jobs
+
+    if args.jobs is None:
+        return default_jobs(runnable)
+    if jax.process_count() > 1:  # one of --processes N: the experiments run here, together
+        return 1
+    return max(1, min(args.jobs, runnable))
+
+
+def _reproduce_parallel(root, experiments, args, argv, jobs, entries, verdicts_of) -> None:
+    """Run the experiments in ``jobs`` worker processes (ldpjax.experiments.jobs), the
+    costliest first; print each one's console output as it finishes."""
+    from ldpjax.experiments.jobs import JobSettings, run_jobs
+
+    settings = JobSettings(
+        size=args.size, seeds=args.seeds, seed=args.seed, key_impl=args.key_impl, rng=args.rng,
+        x64=bool(args.x64), compile_cache=not args.no_compile_cache,
+        plugins=tuple(str(Path(p).resolve()) for p in args.plugin),
+        command=("ldpjax", *argv),
+    )
+    order = sorted(experiments, key=lambda e: -e.cost)  # stable: ties keep the registry order
+    print(f"== reproduce: {len(order)} experiments, {jobs} at a time in worker processes "
+          f"(console output in {root}/NAME.log; --jobs 1 runs them one by one here)",
+          flush=True)
+
+    def done(result, finished):
+        print(f"\n[{finished}/{len(order)}] {result.name}: {result.status} "
+              f"({result.wall_seconds} s)", flush=True)
+        if result.log.strip():
+            print(result.log.rstrip(), flush=True)
+        if result.error and result.error not in result.log:
+            print(f"ldpjax: {result.name} failed: {result.error}", file=sys.stderr, flush=True)
+
+    for result in run_jobs([e.name for e in order], root, settings, jobs, done):
+        entry: dict[str, Any] = {"experiment": result.name, "status": result.status}
+        if result.output is not None:
+            entry["output"] = result.output
+        if result.error is not None:
+            entry["error"] = result.error
+        entry["wall_seconds"] = result.wall_seconds
+        entries[result.name] = entry
+        verdicts_of[result.name] = list(result.verdicts)
 
 
 def _print_failure(err: BaseException) -> str:

@@ -4,16 +4,19 @@
   which enables float64 for that test only (accounting accuracy, finite differences).
 * ``@pytest.mark.slow`` marks long statistical / full-size tests; the Quickstart/CI command
   deselects them with ``-m "not slow"``.
-* After every test module, JAX's compilation caches are dropped and garbage collected
-  (:func:`_drop_compiled_kernels`): kernels compiled for one module are rarely reused by the
-  next, and keeping them all made the session's memory grow with every module. Set
-  ``LDPJAX_TEST_KEEP_CACHES=1`` to keep them (to measure the difference).
+* After every test module, garbage is collected and freed memory handed back to the OS; if the
+  process then holds more than ``LDPJAX_TEST_CACHE_MB`` (default 1000 MiB), JAX's compilation
+  caches are dropped too (:func:`_drop_compiled_kernels`). Kernels kept across modules are
+  reused (about a third fewer compilations where measured), but keeping all of them made the
+  session's memory grow past 3 GB. ``LDPJAX_TEST_KEEP_CACHES=1`` never drops them (to measure
+  the difference).
 * No persistent compilation cache: pointing JAX's cache at a session folder was measured
   slower for the fast suite (writing every executable costs more than the
   few kernels it lets a later module load).
 * ``LDPJAX_TEST_CPU_LOG=FILE`` appends one line per test (node id, CPU seconds of this
   process and its finished subprocesses, wall seconds, this process's peak RSS in MiB so
-  far): a per-test profile that stays meaningful when other jobs share the cores
+  far, then JAX's trace, lowering and backend-compile seconds and the number of backend
+  compilations): a per-test profile that stays meaningful when other jobs share the cores
   (``--durations`` reports wall time only).
 * ``REPO`` and ``SHARED_DATA`` locate the repository and ``../shared/data`` (tests that need
   real data skip when it is absent).
@@ -36,13 +39,61 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("LDPJAX_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+CACHE_LIMIT_MB = float(os.environ.get("LDPJAX_TEST_CACHE_MB", "1000"))
+
+
+def _resident_mb() -> float:
+    """This process's resident memory now (Linux; 0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError):
+        return 0.0
+
+
+def _return_freed_memory() -> None:
+    """Give the allocator's freed pages back to the OS (glibc ``malloc_trim``), so that the
+    resident size measures what is held, not what was once used."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _drop_compiled_kernels():
-    """Free the module's compiled kernels once its tests are done."""
+    """Once a module's tests are done, free the compiled kernels if the process holds more than
+    ``LDPJAX_TEST_CACHE_MB`` (see the module doc)."""
     yield
-    if os.environ.get("LDPJAX_TEST_KEEP_CACHES") != "1":
+    if os.environ.get("LDPJAX_TEST_KEEP_CACHES") == "1":
+        return
+    gc.collect()
+    _return_freed_memory()
+    if _resident_mb() > CACHE_LIMIT_MB:
         jax.clear_caches()
         gc.collect()
+        _return_freed_memory()
+
+
+_JAX_DURATIONS: dict[str, float] = {}
+_JAX_COUNTS: dict[str, int] = {}
+
+
+def _record_jax_duration(event: str, seconds: float, **_: object) -> None:
+    _JAX_DURATIONS[event] = _JAX_DURATIONS.get(event, 0.0) + seconds
+    _JAX_COUNTS[event] = _JAX_COUNTS.get(event, 0) + 1
+
+
+if os.environ.get("LDPJAX_TEST_CPU_LOG"):
+    jax.monitoring.register_event_duration_secs_listener(_record_jax_duration)
+
+_COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
 
 
 def _cpu_seconds() -> float:
@@ -57,12 +108,16 @@ def pytest_runtest_protocol(item, nextitem):
     if not log:
         yield
         return
+    _JAX_DURATIONS.clear()
+    _JAX_COUNTS.clear()
     cpu, wall = _cpu_seconds(), time.perf_counter()
     yield
     cpu, wall = _cpu_seconds() - cpu, time.perf_counter() - wall
+    compile_columns = "\t".join(f"{_JAX_DURATIONS.get(e, 0.0):.3f}" for e in _COMPILE_EVENTS)
+    compiles = _JAX_COUNTS.get(_COMPILE_EVENTS[-1], 0)
     with open(log, "a") as f:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        f.write(f"{item.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{peak:.0f}\n")
+        f.write(f"{item.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{peak:.0f}\t{compile_columns}\t{compiles}\n")
 
 
 @pytest.fixture

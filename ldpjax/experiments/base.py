@@ -134,6 +134,8 @@ class Experiment:
         missing and how to install it (``run`` exits 2; ``reproduce`` skips with a notice).
       in_reproduce: whether ``ldpjax reproduce`` runs it.
       order: position in ``list`` / ``reproduce``.
+      cost: relative running time at the small size; ``reproduce --jobs N`` starts the costliest
+        first, so that the longest one does not start last.
     """
 
     name: str
@@ -146,6 +148,7 @@ class Experiment:
     requires: Callable[[], str | None] | None = None
     in_reproduce: bool = True
     order: int = 100
+    cost: float = 1.0
 
     def config_for(self, size: str) -> dict[str, Any]:
         if size not in self.sizes:

@@ -617,4 +617,5 @@ EXPERIMENT = Experiment(
         },
     },
     order=20,
+    cost=15,
 )

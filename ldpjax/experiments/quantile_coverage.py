@@ -617,4 +617,5 @@ EXPERIMENT = Experiment(
         },
     },
     order=50,
+    cost=25,
 )

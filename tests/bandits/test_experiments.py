@@ -68,9 +68,17 @@ def test_elasticity_experiment(tmp_path):
             assert not np.any((y[:-1] < -0.5) & (y[1:] == 0.0)), line.get_label()
 
 
-def test_zozo_experiment_falls_back_to_a_labelled_stand_in(tmp_path):
-    result, out = _run("bandits-zozo", tmp_path, 3, arms=(2, 3), horizons=(2_000,),
-                       gamma=(0.5, 3.0), data_dir=str(tmp_path / "nothing-here"))
+# the per-visitor path (the paper preset's) compiles in about half the block policy's time;
+# the block path (this experiment's default) is also run fast by the MBA test below, and here
+# behind ``slow``. 4 seeds: the oracle's binomial draw has the MBA test's long-horizon shape.
+@pytest.mark.parametrize("exact_max_horizon", [
+    2_000, pytest.param(0, marks=pytest.mark.slow)])
+def test_zozo_experiment_falls_back_to_a_labelled_stand_in(tmp_path, exact_max_horizon):
+    result, out = _run("bandits-zozo", tmp_path, 4, arms=(2, 3), horizons=(2_000,),
+                       gamma=(0.5, 3.0), data_dir=str(tmp_path / "nothing-here"),
+                       exact_max_horizon=exact_max_horizon)
+    how = "per-visitor" if exact_max_horizon else "blocks (growth 0.01)"
+    assert {r["simulation"] for r in _table(out, "zozo") if r["policy"] != "oracle"} == {how}
     assert "SYNTHETIC" in result.data and "SYNTHETIC" in result.summary
     assert result.extra["real_data"] is False and "+-" not in result.summary
     assert {v["status"] for v in result.extra["verdicts"]} <= {"reproduced", "partly", "not"}
@@ -184,22 +192,5 @@ def test_portfolio_params_are_the_per_run_params():
         assert np.array_equal(np.asarray(a), np.asarray(b))
 
 
-def test_gittins_grid_is_computed_once_per_environment_and_discount():
-    """run_gittins at several horizons reuses one index table: the kept grid is the stacked
-    ``gittins_params`` and is returned again for the same (environment, config, discount)."""
-    import jax
-
-    from ldpjax import bandits
-    from ldpjax.experiments import bandits_simulation as sim
-
-    env = bandits.make_environment([0.3, 0.2])
-    config = bandits.GittinsConfig(bandits.PolicyConfig(1, 2), max_count=8, max_discount=0.9)
-    grid = sim._gittins_grid(env, config, 0.9)
-    assert sim._gittins_grid(env, config, 0.9) is grid
-    assert sim._gittins_grid(env, config, 0.8) is not grid
-    other = sim._gittins_grid(bandits.make_environment([0.2, 0.3]), config, 0.9)
-    assert not np.array_equal(np.asarray(other.ctr), np.asarray(grid.ctr))
-    direct = sim.stack_params([bandits.gittins_params(env, config, 0.9)])
-    for a, b in zip(jax.tree_util.tree_leaves(grid), jax.tree_util.tree_leaves(direct),
-                    strict=True):  # the index table is NaN outside the reachable cells
-        assert np.array_equal(np.asarray(a), np.asarray(b), equal_nan=a.dtype.kind == "f")
+# test_gittins_grid_is_computed_once_per_environment_and_discount lives in test_gittins.py (it
+# shares that module's index-table compilation)

@@ -130,7 +130,8 @@ def _runs(fast, seed, strategy, seeds, horizon):
     params = bandits.epsilon_greedy_params(ENV, strategy, 1.0)
     out = simulate(bandits.epsilon_greedy(config), params, make_key(seed), horizon,
                    num_seeds=seeds, record=rec)
-    return np.asarray(out.state.shows.sum(1), float), np.asarray(out.record["clicks"], float)
+    return (np.asarray(out.state.shows.sum(1), float), np.asarray(out.record["clicks"], float),
+            np.asarray(out.state.visits))
 
 
 def _two_sample_z(a, b):
@@ -141,18 +142,24 @@ def _two_sample_z(a, b):
 @pytest.mark.parametrize("strategy", ["constant", "dynamic"])
 def test_runs_agree_in_distribution(strategy):
     seeds, horizon = 2000, 40
-    shows_f, clicks_f = _runs(True, 3, strategy, seeds, horizon)
-    shows_s, clicks_s = _runs(False, 4, strategy, seeds, horizon)
+    shows_f, clicks_f, visits_f = _runs(True, 3, strategy, seeds, horizon)
+    shows_s, clicks_s, visits_s = _runs(False, 4, strategy, seeds, horizon)
     for arm in range(3):
         assert _two_sample_z(shows_f[:, arm], shows_s[:, arm]) <= 4.5
     assert _two_sample_z(clicks_f, clicks_s) <= 4.5
+    # iid segments follow segment_probs on both paths: visits to segment 0 per run are
+    # Binomial(40, 0.6), sd sqrt(40 * .6 * .4) = 3.10; the mean of 2000 runs has sd 0.069,
+    # 5 sd = 0.35 (a swapped or uniform segment law moves it by 4 to 8)
+    for visits in (visits_f, visits_s):
+        assert np.all(visits.sum(1) == horizon)
+        assert visits[:, 0].mean() == pytest.approx(0.6 * horizon, abs=5 * 3.10 / math.sqrt(seeds))
 
 
 @pytest.mark.slow
 def test_runs_agree_in_distribution_long():
     seeds, horizon = 20_000, 400
-    shows_f, clicks_f = _runs(True, 5, "dynamic", seeds, horizon)
-    shows_s, clicks_s = _runs(False, 6, "dynamic", seeds, horizon)
+    shows_f, clicks_f, _ = _runs(True, 5, "dynamic", seeds, horizon)
+    shows_s, clicks_s, _ = _runs(False, 6, "dynamic", seeds, horizon)
     for arm in range(3):
         assert _two_sample_z(shows_f[:, arm], shows_s[:, arm]) <= 4.5
     assert _two_sample_z(clicks_f, clicks_s) <= 4.5

@@ -88,12 +88,15 @@ def test_extrapolation_beyond_the_table():
     large = bandits.gittins_table(80, 0.9, num_prices=512)
     s = np.arange(0, 61)
     f = 60 - s
-    ext = np.asarray(bandits.gittins_index(small, s, f))
+    # one jitted lookup over both probes (eagerly every jnp op would compile per shape)
+    s_in = np.arange(41)
+    both = np.asarray(jax.jit(lambda ss, ff: bandits.gittins_index(small, ss, ff))(
+        np.concatenate([s, s_in]), np.concatenate([f, 40 - s_in])))
+    ext, inside = both[:61], both[61:]
     mean = (1 + s) / 62
     true = large.index[s, f]
     # inside the table the lookup is exact; at the edge the extrapolation is continuous
-    inside = np.asarray(bandits.gittins_index(small, np.arange(41), 40 - np.arange(41)))
-    assert np.allclose(inside, small.index[np.arange(41), 40 - np.arange(41)], atol=1e-6)
+    assert np.allclose(inside, small.index[s_in, 40 - s_in], atol=1e-6)
     # beyond it the 1/n bonus extrapolation keeps the bonus within 40% and the index within
     # 2e-3 of the table that covers n = 60 (the bonus itself is ~1e-2 here)
     assert np.all(np.abs(ext - true) <= 2e-3)
@@ -122,14 +125,18 @@ def _config(max_count, max_discount, num_prices, policy=None):
 
 
 PORT_CASES = [  # (max_count, discount, num_prices, prior)
+    (6, 0.95, 128, (1.0, 1.0)),
     (6, 0.9, 512, (1.0, 1.0)),
     (8, 0.95, 256, (2.0, 1.0)),
     (10, 0.7, 128, (0.5, 3.0)),
 ]
-# every case is a new table shape (a compilation): the fast suite checks the first, the other
-# grids, depths and priors run behind ``slow``
+# every case is a new table shape (a compilation, ~3 CPU s each): the fast suite checks the
+# first, whose float32 table (N = 6, max_discount 0.95, 128 prices) is CFG below, shared by
+# every float32 test of this module (one build compilation); the other grids, depths and
+# priors run behind ``slow``
 PORT_PARAMS = [PORT_CASES[0], *(pytest.param(*case, marks=pytest.mark.slow)
                                 for case in PORT_CASES[1:])]
+CFG = _config(6, 0.95, 128)
 
 
 @pytest.mark.parametrize("n, discount, prices, prior", PORT_PARAMS)
@@ -179,55 +186,69 @@ def test_default_table_matches_reference_at_discount_099():
     assert np.nanmax(np.abs(np.asarray(table.index, np.float64) - ref.index)) <= tol
 
 
-def test_discount_sweep_is_one_vmap_compiled_once():
+SWEEP_DISCOUNTS = (0.5, 0.8, 0.95, 0.9, 0.9, 0.9)  # the discount sweep, then the prior sweep
+SWEEP_PRIORS = ((1.0, 1.0),) * 4 + ((2.0, 1.0), (1.0, 3.0))
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    """One jitted vmap over (discount, prior) pairs (both are params leaves): the discount
+    sweep at the uniform prior and the prior sweep at discount 0.9, one compilation."""
     env = bandits.make_environment([0.3, 0.2])
-    cfg = _config(6, 0.95, 128)
 
     @chex.assert_max_traces(n=1)
-    def sweep(discounts):
-        return jax.vmap(lambda d: bandits.gittins_params(env, cfg, d))(discounts)
+    def run(discounts, priors):
+        return jax.vmap(lambda d, p: bandits.gittins_params(env, CFG, d, p))(discounts, priors)
 
-    sweep = jax.jit(sweep)
-    grid = sweep(jnp.array([0.5, 0.8, 0.95]))
-    again = sweep(jnp.array([0.6, 0.7, 0.9]))  # new values, same trace
-    assert grid.index.shape == (3, 7, 7) and again.discount.shape == (3,)
-    # each grid point is the table of its own discount (vmap vs one call: rounding only)
-    for i, d in enumerate([0.6, 0.7, 0.9]):
-        one = gittins_index_table(cfg, d)
+    run = jax.jit(run)
+    return run, run(jnp.array(SWEEP_DISCOUNTS), jnp.array(SWEEP_PRIORS))
+
+
+def test_discount_sweep_is_one_vmap_compiled_once(sweep):
+    run, grid = sweep
+    new = (0.6, 0.7, 0.9)
+    again = run(jnp.array(new + SWEEP_DISCOUNTS[3:]), jnp.array(SWEEP_PRIORS))  # same trace
+    assert grid.index.shape == (6, 7, 7) and again.discount.shape == (6,)
+    # each grid point is the table of its own discount (vmap vs one call: rounding only; the
+    # single calls share the module's one unbatched CFG compilation)
+    for i, d in enumerate(new):
+        one = gittins_index_table(CFG, d)
         diff = np.nanmax(np.abs(np.asarray(again.index[i]) - np.asarray(one.index)))
         assert diff <= 2 * (float(one.rounding_error) + float(one.interpolation_error))
     # a more patient player explores more: the index of the fresh arm grows with the discount
-    assert np.all(np.diff(np.asarray(grid.index[:, 0, 0])) > 0)
+    assert np.all(np.diff(np.asarray(grid.index[:3, 0, 0])) > 0)
     # the stacked grid is valid params for the policy (validate recomputes every table)
-    bandits.gittins_policy(cfg).validate(grid, None)
+    bandits.gittins_policy(CFG).validate(grid, None)
 
 
-def test_prior_is_a_leaf_too():
-    cfg = _config(6, 0.95, 128)  # the sweep's config: the single tables share its compilation
-    priors = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 3.0]])
-    tables = jax.vmap(lambda p: gittins_index_table(cfg, 0.9, p))(priors)
+def test_prior_is_a_leaf_too(sweep):
+    _, grid = sweep
+    tables = grid.index[3:]  # discount 0.9, priors (1, 1), (2, 1), (1, 3)
     for i in range(3):
-        one = gittins_index_table(cfg, 0.9, priors[i])
+        one = gittins_index_table(CFG, 0.9, jnp.array(SWEEP_PRIORS[3 + i]))
         tol = 2 * (float(one.rounding_error) + float(one.interpolation_error))
-        assert np.nanmax(np.abs(np.asarray(tables.index[i]) - np.asarray(one.index))) <= tol
+        assert np.nanmax(np.abs(np.asarray(tables[i]) - np.asarray(one.index))) <= tol
+    assert np.array_equal(np.asarray(grid.prior[3:]), np.array(SWEEP_PRIORS[3:], np.float32))
     # a more optimistic prior raises the index of every state
-    assert np.all(np.nan_to_num(np.asarray(tables.index[1] - tables.index[0]), nan=1.0) > 0)
-    assert np.all(np.nan_to_num(np.asarray(tables.index[0] - tables.index[2]), nan=1.0) > 0)
+    assert np.all(np.nan_to_num(np.asarray(tables[1] - tables[0]), nan=1.0) > 0)
+    assert np.all(np.nan_to_num(np.asarray(tables[0] - tables[2]), nan=1.0) > 0)
 
 
 def test_policy_index_equals_the_reference_lookup():
     # the policy's lookup (table inside, 1/n extrapolation outside) on the params table equals
     # gittins_index on the NumPy table, within the float32 table bounds
-    # the float32 port test's table (N = 6, 512 prices): one compilation for both
-    cfg = _config(6, 0.9, 512)
+    # CFG (N = 6, 128 prices, depth for 0.95) at discount 0.9: the module's one compilation
+    cfg = CFG
     env = bandits.make_environment([0.3, 0.2])
     params = bandits.gittins_params(env, cfg, 0.9)
-    ref = bandits.gittins_table(6, float(np.float32(0.9)), num_prices=512,
+    ref = bandits.gittins_table(6, float(np.float32(0.9)), num_prices=128,
                                 extra_depth=cfg.depth - 6)
     s = np.array([0, 3, 6, 0, 4, 15, 2])
     f = np.array([0, 2, 0, 6, 5, 3, 18])  # the last three lie beyond n = 6
-    got = np.asarray(bandits.gittins_index(params, s, f), np.float64)
-    want = np.asarray(bandits.gittins_index(ref, s, f), np.float64)
+    # both lookups in one jit (eagerly each jnp op compiles on its own)
+    got, want = (np.asarray(x, np.float64) for x in jax.jit(
+        lambda ss, ff: (bandits.gittins_index(params, ss, ff),
+                        bandits.gittins_index(ref, ss, ff)))(s, f))
     table = gittins_index_table(cfg, 0.9)
     # the extrapolation is 1 + (N + a0 + b0) / (n + a0 + b0) <= 2 times a table error
     tol = 2 * (ref.interpolation_error + float(table.interpolation_error)
@@ -236,13 +257,14 @@ def test_policy_index_equals_the_reference_lookup():
 
 
 def _params(discount=0.9, prior=(1.0, 1.0), cfg=None):
-    cfg = cfg or _config(8, 0.9, 64, bandits.PolicyConfig(max_arms=3))
+    # CFG's table size (N = 6, 128 prices, max_discount 0.95): the table build compiles once
+    cfg = cfg or _config(6, 0.95, 128, bandits.PolicyConfig(max_arms=3))
     return cfg, bandits.gittins_params(bandits.make_environment([0.5, 0.3, 0.1]), cfg,
                                        discount, prior)
 
 
 @pytest.mark.parametrize("change, name", [
-    (lambda p: p._replace(discount=jnp.float32(0.95)), "discount"),  # > max_discount
+    (lambda p: p._replace(discount=jnp.float32(0.96)), "discount"),  # > max_discount
     (lambda p: p._replace(discount=jnp.float32(1.0)), "discount"),
     (lambda p: p._replace(discount=jnp.float32(0.0)), "discount"),
     (lambda p: p._replace(discount=jnp.float32(np.nan)), "discount"),
@@ -267,7 +289,7 @@ def test_validate_names_the_bad_leaf(change, name):
     (lambda: _config(-1, 0.9, 64), "max_count"),
     (lambda: _config(8, 0.9, 8), "num_prices"),
     (lambda: bandits.GittinsConfig(extra_depth=0), "extra_depth"),
-    (lambda: _params(discount=0.95), "discount"),
+    (lambda: _params(discount=0.96), "discount"),
     (lambda: _params(prior=(1.0, -1.0)), "prior"),
 ])
 def test_bad_config_and_params_name_the_argument(call, name):
@@ -305,7 +327,27 @@ def test_traced_invalid_prior_or_ctr_fails_closed():
 
 
 def test_depth_is_static_config():
-    cfg = _config(8, 0.9, 64)
-    assert cfg.depth == 8 + math.ceil(math.log(0.01) / math.log(0.9))
+    cfg = CFG  # its table compilation is shared with the module's other float32 tests
+    assert cfg.depth == 6 + math.ceil(math.log(0.01) / math.log(0.95))
+    assert _config(8, 0.9, 64).depth == 8 + math.ceil(math.log(0.01) / math.log(0.9))
     assert bandits.GittinsConfig(max_count=5, extra_depth=7).depth == 12
     assert isinstance(gittins_index_table(cfg, 0.5), IndexTable)
+
+
+def test_gittins_grid_is_computed_once_per_environment_and_discount():
+    """run_gittins at several horizons reuses one index table: the kept grid is the stacked
+    ``gittins_params`` and is returned again for the same (environment, config, discount).
+    (Moved here from test_experiments.py: CFG's table size shares this module's compilation.)"""
+    from ldpjax.experiments import bandits_simulation as sim
+
+    env = bandits.make_environment([0.3, 0.2])
+    config = _config(6, 0.95, 128, bandits.PolicyConfig(1, 2))
+    grid = sim._gittins_grid(env, config, 0.9)
+    assert sim._gittins_grid(env, config, 0.9) is grid
+    assert sim._gittins_grid(env, config, 0.8) is not grid
+    other = sim._gittins_grid(bandits.make_environment([0.2, 0.3]), config, 0.9)
+    assert not np.array_equal(np.asarray(other.ctr), np.asarray(grid.ctr))
+    direct = sim.stack_params([bandits.gittins_params(env, config, 0.9)])
+    for a, b in zip(jax.tree_util.tree_leaves(grid), jax.tree_util.tree_leaves(direct),
+                    strict=True):  # the index table is NaN outside the reachable cells
+        assert np.array_equal(np.asarray(a), np.asarray(b), equal_nan=a.dtype.kind == "f")

@@ -54,13 +54,16 @@ def _rollout():
     return params, out
 
 
-@jax.jit
-def _schedule(params, clock):
+def _schedule_point(params, clock):
     """budgets.exploration at every clock (the closed form), for one grid point."""
     mask = arm_mask(params.num_arms, 4)
     return jax.vmap(lambda c: budgets_lib.exploration(
         params.strategy, params.gamma, params.arm_budgets, c, params.num_arms, mask,
         params.num_arms))(clock)
+
+
+# every grid point (params' leading axis) x seed in one compiled call: clock is (G, S, T)
+_schedule = jax.jit(jax.vmap(jax.vmap(_schedule_point, in_axes=(None, 0)), in_axes=(0, 0)))
 
 
 def _prefix_counts(segment, arm, click):
@@ -82,6 +85,13 @@ def test_carried_counts_equal_outputs_over_a_rollout(precision):
         assert dtype == np.dtype(precision)
         rec = jax.tree_util.tree_map(np.asarray, out.record)
         state = jax.tree_util.tree_map(np.asarray, out.state)
+        # the segment clock from scratch (before each visitor: its segment's visits + 1), and
+        # the closed-form schedule at that clock, for every (grid point, seed) at once
+        clocks = np.zeros(rec.segment.shape, np.int32)
+        for g, s in itertools.product(range(len(STRATEGIES)), range(SEEDS)):
+            segment = rec.segment[g, s]
+            clocks[g, s] = [np.sum(segment[:t] == segment[t]) + 1 for t in range(T)]
+        eps_all, _, spend_all = (np.asarray(x) for x in _schedule(params, clocks))
         for g, s in itertools.product(range(len(STRATEGIES)), range(SEEDS)):
             segment, arm, click = rec.segment[g, s], rec.arm[g, s], rec.click[g, s]
             shows, clicks = _prefix_counts(segment, arm, click)
@@ -95,25 +105,22 @@ def test_carried_counts_equal_outputs_over_a_rollout(precision):
             greedy = rec.greedy_arm[g, s]
             assert np.all(greedy < 3)
             assert np.array_equal(q_seg[np.arange(T), greedy], q_seg.max(-1))
-            # the segment clock from scratch, and the closed-form schedule at that clock
-            clock = np.array([np.sum(segment[:t] == segment[t]) + 1 for t in range(T)])
-            point = jax.tree_util.tree_map(lambda x: x[g], params)
-            eps, _, spend = _schedule(point, jnp.asarray(clock, jnp.int32))
-            assert np.array_equal(rec.explore_prob[g, s], np.asarray(eps))
-            assert np.array_equal(rec.spend[g, s], np.asarray(spend))
+            # the closed-form schedule at the visitor's segment clock (computed above)
+            assert np.array_equal(rec.explore_prob[g, s], eps_all[g, s])
+            assert np.array_equal(rec.spend[g, s], spend_all[g, s])
             assert np.all(rec.spend[g, s] <= GAMMA)  # never above the budget
 
 
-def _tied_values(key, shape, levels=3):
-    """Values on a few levels, so that ties are common."""
-    return jax.random.randint(key, shape, 0, levels).astype(jnp.float32) / levels
+def _tied_values(rng, shape, levels=3):
+    """Values on a few levels, so that ties are common (numpy: no eager JAX kernels)."""
+    return (rng.integers(0, levels, shape) / levels).astype(np.float32)
 
 
 def _pick_reference(values, mask, uniform):
     """The floor(m u)-th (capped at m - 1) of the m tied maxima over the masked entries."""
     values = np.where(mask, values, -np.inf)
     out = []
-    for row, m_row, u in zip(values, np.broadcast_to(mask, values.shape), uniform):
+    for row, m_row, u in zip(values, np.broadcast_to(mask, values.shape), uniform, strict=True):
         tied = np.flatnonzero(m_row & (row == row.max()))
         out.append(tied[min(int(np.floor(u * len(tied))), len(tied) - 1)])
     return np.asarray(out)
@@ -121,35 +128,35 @@ def _pick_reference(values, mask, uniform):
 
 @pytest.mark.parametrize("arms", [2, 5, UNROLL_ARMS, UNROLL_ARMS + 3])
 def test_pick_tied_max_equals_definition(arms):
-    keys = jax.random.split(make_key(11), 3)
-    values = _tied_values(keys[0], (500, arms))
-    mask = jnp.arange(arms) < jnp.where(jax.random.uniform(keys[1], (500, 1)) < 0.5, arms, 2)
-    uniform = jax.random.uniform(keys[2], (500,))
-    uniform = uniform.at[:3].set(jnp.asarray([0.0, 0.5, 1.0 - 2.0**-24]))
+    rng = np.random.default_rng(11)
+    values = _tied_values(rng, (500, arms))
+    mask = np.arange(arms) < np.where(rng.random((500, 1)) < 0.5, arms, 2)
+    uniform = rng.random(500, dtype=np.float32)
+    uniform[:3] = [0.0, 0.5, 1.0 - 2.0**-24]
     got = np.asarray(jax.jit(pick_tied_max)(values, mask, uniform))
-    assert np.array_equal(got, _pick_reference(np.asarray(values), np.asarray(mask),
-                                               np.asarray(uniform)))
-    flags = np.asarray(values) > 0.4
+    assert np.array_equal(got, _pick_reference(values, mask, uniform))
+    flags = values > 0.4
     assert np.array_equal(np.asarray(jax.jit(count_true)(flags)), flags.sum(-1))
 
 
 def test_computed_once_is_the_identity_on_words():
-    words = jax.random.bits(make_key(3), (64, 4), jnp.uint32)
-    words = words.at[0].set(jnp.asarray([0, 1, 2**31, 2**32 - 1], jnp.uint32))
+    words = np.random.default_rng(3).integers(0, 2**32, (64, 4), dtype=np.uint32)
+    words[0] = [0, 1, 2**31, 2**32 - 1]
     once = jax.jit(jax.vmap(computed_once))(words)
     assert once.dtype == jnp.uint32 and np.array_equal(np.asarray(once), np.asarray(words))
 
 
 def test_segment_row_and_arm_rate_equal_full_lookups():
-    key = make_key(4)
-    shows = jax.random.randint(key, (3, 4), 0, 5)
-    state = BanditState(shows, shows // 2, jnp.zeros(3, jnp.int32), jnp.zeros((), jnp.int32))
+    shows = np.random.default_rng(4).integers(0, 5, (3, 4), dtype=np.int32)
+    state = BanditState(shows, shows // 2, np.zeros(3, np.int32), np.zeros((), np.int32))
+    # jitted (as in the step; one compilation each); the segment / arm index is traced
+    full = np.asarray(jax.jit(estimated_ctr)(state))
+    row, rate = jax.jit(segment_ctr), jax.jit(arm_ctr)
     for s in range(3):
-        assert np.array_equal(np.asarray(segment_ctr(state, jnp.int32(s))),
-                              np.asarray(estimated_ctr(state)[s]))
-    rates = jnp.asarray([0.1, 0.2, 0.3, 0.4])
+        assert np.array_equal(np.asarray(row(state, np.int32(s))), full[s])
+    rates = np.asarray([0.1, 0.2, 0.3, 0.4], np.float32)
     for arm in range(-1, 4):  # -1, an invalid release, reads the last entry as indexing does
-        assert float(arm_ctr(rates, jnp.int32(arm))) == float(rates[arm])
+        assert float(rate(rates, np.int32(arm))) == float(rates[arm])
 
 
 @pytest.mark.parametrize("strategy", [budgets_lib.CONSTANT, budgets_lib.ARM_SPECIFIC])
@@ -157,12 +164,12 @@ def test_release_with_category_zero_equals_release_of_the_greedy_arm(strategy):
     """The mechanism's report is used on the exploring branch only, so handing it category 0
     gives the arm that K-RR of the true greedy arm gives (same words)."""
     n, k = 2000, 3
-    keys = jax.random.split(make_key(8), 3)
-    words = jax.random.bits(keys[0], (n, 2), jnp.uint32)
-    values = _tied_values(keys[1], (n, 4))
-    mask = jnp.arange(4) < k
-    eps = jax.random.uniform(keys[2], (n,), minval=0.05, maxval=1.0)
-    weights = jnp.where(mask, jnp.asarray([0.5, 0.3, 0.2, 0.0]), 0.0)
+    rng = np.random.default_rng(8)
+    words = rng.integers(0, 2**32, (n, 2), dtype=np.uint32)
+    values = _tied_values(rng, (n, 4))
+    mask = np.arange(4) < k
+    eps = rng.uniform(0.05, 1.0, n).astype(np.float32)
+    weights = np.where(mask, np.asarray([0.5, 0.3, 0.2, 0.0], np.float32), np.float32(0.0))
     arm, greedy = jax.jit(jax.vmap(lambda w, v, e: release_arm(
         w, v, mask, e, weights, strategy, k, jnp.float32)))(words, values, eps)
 

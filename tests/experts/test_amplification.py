@@ -35,6 +35,9 @@ from ldpjax.experts import (
 )
 
 ALPHA = 0.01
+# Jitted wrapper (the public function traced whole: one compilation per shape instead of one
+# per eager op); the eager path is exercised by the other tests and the bad-input checks.
+covering_survival = jax.jit(covering_batch_survival)
 
 
 # --------------------------------------------------------------------------- F_k and f_k
@@ -66,15 +69,27 @@ def test_gap_cdf_derivative_is_the_pdf_and_everything_vectorises(x64):
     assert np.all(np.diff(np.asarray(table), axis=1) > 0)  # more experts: smaller gaps
 
 
-@pytest.mark.parametrize("n", [3, 10, 50])
-def test_gap_cdf_is_the_law_of_simulated_top_two_gaps(n):
-    """KS test of F_k against 20000 top-two gaps of n iid normals (fixed key)."""
-    draws = jax.random.normal(jax.random.key(100 + n), (20000, n))
-    top = jax.lax.top_k(draws, 2)[0]
-    gaps = np.asarray(top[:, 0] - top[:, 1], np.float64)
+def _ks_top_two_gaps(n, draws):
+    """KS test of F_k against ``draws`` top-two gaps of n iid normals (fixed seed; NumPy
+    draws, so every n and every test shares the one compiled gap_cdf of shape (draws,))."""
+    normals = np.random.default_rng(100 + n).standard_normal((draws, n))
+    top = np.sort(normals, axis=1)[:, -2:]
+    gaps = top[:, 1] - top[:, 0]
     cdf = lambda x: np.asarray(gap_cdf(np.asarray(x, np.float32), n), np.float64)
     result = stats.kstest(gaps, cdf)
     assert result.pvalue > 1e-3, result
+
+
+@pytest.mark.parametrize("n", [3, 10, 50])
+def test_gap_cdf_is_the_law_of_simulated_top_two_gaps(n):
+    """KS test of F_k against 5000 top-two gaps (20000 in the slow test below)."""
+    _ks_top_two_gaps(n, 5000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [3, 10, 50])
+def test_gap_cdf_is_the_law_of_many_simulated_top_two_gaps(n):
+    _ks_top_two_gaps(n, 20000)
 
 
 def test_gap_tail_is_relatively_accurate():
@@ -95,15 +110,15 @@ def test_batch_survival_is_the_law_of_compute_delay_on_worst_case_gaps(t):
     Also checks that eta cancels: the law is the same for eta = 1 and eta = 7.
     """
     n, draws = 10, 40000
-    normals = jax.random.normal(jax.random.key(int(t)), (draws, n))
-    top = jax.lax.top_k(normals, 2)[0]
-    gap = top[:, 0] - top[:, 1]
+    normals = np.random.default_rng(int(t)).standard_normal((draws, n)).astype(np.float32)
+    top = np.sort(normals, axis=1)[:, -2:]
+    gap = top[:, 1] - top[:, 0]
     sizes = np.asarray(compute_delay(math.sqrt(t) * gap, t, 1.0, n, ALPHA))
     scaled = np.asarray(compute_delay(7.0 * math.sqrt(t) * gap, t, 7.0, n, ALPHA))
     assert np.mean(sizes == scaled) > 0.999
     b = np.array([2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0])
     empirical = np.array([(sizes >= x).mean() for x in b])
-    analytic = np.asarray(batch_survival(b, t, n, ALPHA))
+    analytic = np.asarray(jax.jit(batch_survival)(b, t, n, ALPHA))
     sd = np.sqrt(np.maximum(empirical * (1 - empirical), 1.0 / draws) / draws)
     np.testing.assert_array_less(np.abs(analytic - empirical), 4 * sd + 1e-4)
     assert float(batch_survival(1.0, t, n, ALPHA)) == 1.0
@@ -121,8 +136,8 @@ def test_worst_case_distribution_is_a_binned_covering_law():
     survival = np.cumsum(np.asarray(weights)[..., ::-1], axis=-1)[..., ::-1]
     edges = np.asarray(sizes)[:60]
     exact = np.asarray(
-        covering_batch_survival(edges[None, None, :], t[None, :, None], n[:, :, None], ALPHA)
-    )
+        covering_survival(edges[None, None, :], t[None, :, None], n[:, :, None], ALPHA)
+    )  # jitted: 1 compilation
     np.testing.assert_allclose(survival[..., :60], exact, atol=2e-5)
     # Later rounds get longer batches (the gap scale grows like sqrt t).
     mean = np.sum(np.asarray(weights) * np.asarray(sizes), -1)
@@ -175,66 +190,106 @@ def test_analytic_law_is_stochastically_below_the_simulated_one(case, simulated_
     """covering_batch_survival(b) <= P_MC(B >= b) + 4 sd for every b (Lemma 1's premise)."""
     n, t = case
     sizes, runs = simulated_batches[case], RUNS
-    b = np.unique(np.round(np.geomspace(2, sizes.max() + 1, 15)))
+    # 15 points (repeats allowed: the same shape for both cases, one compilation)
+    b = np.round(np.geomspace(2, sizes.max() + 1, 15))
     empirical = np.array([(sizes >= x).mean() for x in b])
-    analytic = np.asarray(covering_batch_survival(b, float(t), n, ALPHA))
+    analytic = np.asarray(covering_survival(b, float(t), n, ALPHA))
     sd = np.sqrt(np.maximum(empirical * (1 - empirical), 1.0 / runs) / runs)
     np.testing.assert_array_less(analytic, empirical + 4 * sd)
     # ... and it is not vacuous: it gives real mass to batching.
     assert analytic[0] > 0.2
 
 
-@pytest.mark.parametrize("case", [(2, 300), (10, 300)])
-def test_analytic_privacy_never_claims_more_than_monte_carlo(case, simulated_batches):
-    """delta_A(eps) >= delta_MC(eps) - 4 se(eps) and f_A(a) <= f_MC(a) + 4 max se.
+MUS = jnp.array([0.5, 1.0, 2.0])[:, None, None]  # (mu, row, x)
+EPS = jnp.linspace(0.0, 4.0, 17)  # EPS[4] = 1.0
+FPR = jnp.array([1e-4, 1e-3, 0.01, 0.05, 0.1, 0.3, 0.6])
+CASES = [(2, 300), (10, 300)]
+PADDED_BATCHES = np.array([1, 1, 4, 4, 9, 2, 2, 2])
+LATER_ROUNDS = (1e3, 1e4, 1e5)  # n = 10
+
+
+@pytest.fixture(scope="module")
+def curves(simulated_batches):
+    """Every privacy curve of the tests below in one call per function (one compilation each).
+
+    Analytic rows: the two Monte Carlo cases, then n = 10 at LATER_ROUNDS. Empirical rows: the
+    two Monte Carlo cases, then a point mass on B = 9 (all runs of size 9), then PADDED_BATCHES
+    repeated (4 distinct sizes, padded with zero weight to the rows' common width).
+    """
+    t = jnp.array([c[1] for c in CASES] + list(LATER_ROUNDS))[:, None]
+    n = jnp.array([c[0] for c in CASES] + [10] * len(LATER_ROUNDS), jnp.float32)[:, None]
+    batches = np.stack(
+        [simulated_batches[c] for c in CASES]
+        + [np.full(RUNS, 9), np.tile(PADDED_BATCHES, RUNS // len(PADDED_BATCHES))]
+    )
+    sizes, weights = empirical_batch_distribution(batches)  # (4, K)
+    sizes, weights = sizes[:, None, :], weights[:, None, :]  # law rows on axis 1
+
+    # PADDED_BATCHES' own (unpadded, 4-component) law, for test_empirical_law_padded...
+    sizes4, weights4 = empirical_batch_distribution(PADDED_BATCHES)
+
+    @jax.jit  # the public functions traced whole into one program: one compilation
+    def all_curves(t, n, sizes, weights, sizes4, weights4):
+        return dict(
+            unpadded_delta=batch_mixture_delta(MUS[:, 0], sizes4, weights4, EPS),  # (3, 17)
+            unpadded_f=batch_mixture_tradeoff(MUS[:, 0], sizes4, weights4, FPR),  # (3, 7)
+            delta=amplified_delta(MUS, t, n, ALPHA, EPS),  # (3, 5, 17)
+            f=amplified_tradeoff(MUS, t, n, ALPHA, FPR),  # (3, 5, 7)
+            mc_delta=batch_mixture_delta(MUS, sizes, weights, EPS),  # (3, 4, 17)
+            mc_se=batch_mixture_delta_se(MUS, sizes, weights, EPS, RUNS),
+            mc_f=batch_mixture_tradeoff(MUS, sizes, weights, FPR),  # (3, 4, 7)
+            gdp_delta=gdp_delta(MUS, EPS),  # (3, 1, 17)
+            gdp_delta_third=gdp_delta(MUS / 3.0, EPS),
+            gdp_f=gdp_tradeoff(MUS, FPR),  # (3, 1, 7)
+            gdp_f_third=gdp_tradeoff(MUS / 3.0, FPR),
+        )
+
+    out = jax.tree_util.tree_map(np.asarray, all_curves(t, n, sizes, weights, sizes4, weights4))
+    return dict(out, law_width=sizes.shape[-1])
+
+
+@pytest.mark.parametrize("row", [0, 1], ids=["case0", "case1"])
+def test_analytic_privacy_never_claims_more_than_monte_carlo(row, curves):
+    """delta_A(eps) >= delta_MC(eps) - 4 se(eps) and f_A(a) <= f_MC(a) + 4 max se
+    (cases (n, t) = (2, 300), (10, 300); mu in {0.5, 1, 2}).
 
     delta_MC(eps) is a mean of R iid terms delta_{mu/sqrt(B_r)}(eps) in [0, 1]: its standard
     error is their sd / sqrt(R). A uniform error d on delta moves the tradeoff curve (the
     envelope of the (eps, delta(eps)) lines) by at most d, hence the tolerance on f.
     """
-    n, t = case
-    sizes, runs = simulated_batches[case], RUNS
-    mc_sizes, mc_weights = empirical_batch_distribution(sizes)
-    mus = jnp.array([0.5, 1.0, 2.0])[:, None]
-    eps = jnp.linspace(0.0, 4.0, 17)
-    analytic = np.asarray(amplified_delta(mus, float(t), n, ALPHA, eps))
-    monte_carlo = np.asarray(batch_mixture_delta(mus, mc_sizes, mc_weights, eps))
-    se = np.asarray(batch_mixture_delta_se(mus, mc_sizes, mc_weights, eps, runs))
+    analytic, monte_carlo, se = curves["delta"][:, row], curves["mc_delta"][:, row], curves[
+        "mc_se"
+    ][:, row]
     assert np.all(analytic >= monte_carlo - 4 * se - 1e-6)
     # Amplification is real: both are below the un-amplified mu-GDP delta.
-    plain = np.asarray(gdp_delta(mus, eps))
+    plain = curves["gdp_delta"][:, 0]
     assert np.all(analytic <= plain + 1e-6) and np.mean(analytic < 0.9 * plain) > 0.5
-    fpr = jnp.array([1e-4, 1e-3, 0.01, 0.05, 0.1, 0.3, 0.6])
-    f_analytic = np.asarray(amplified_tradeoff(mus, float(t), n, ALPHA, fpr))
-    f_mc = np.asarray(batch_mixture_tradeoff(mus, mc_sizes, mc_weights, fpr))
+    f_analytic, f_mc = curves["f"][:, row], curves["mc_f"][:, row]
     assert np.all(f_analytic <= f_mc + 4 * se.max(axis=-1, keepdims=True) + 1e-6)
-    assert np.all(f_analytic >= np.asarray(gdp_tradeoff(mus, fpr)) - 1e-6)
+    assert np.all(f_analytic >= curves["gdp_f"][:, 0] - 1e-6)
 
 
 # --------------------------------------------------------------------------- accounting
-def test_ex_post_mu_and_single_component_mixture():
+def test_ex_post_mu_and_single_component_mixture(curves):
     assert float(ex_post_mu(1.0, 4)) == pytest.approx(0.5)
     np.testing.assert_allclose(ex_post_mu(2.0, jnp.array([1.0, 16.0])), [2.0, 0.5])
-    # A point mass on B = 9 is the (mu / 3)-GDP curve.
-    eps = jnp.array([0.0, 0.5, 2.0])
-    np.testing.assert_allclose(
-        batch_mixture_delta(1.5, [[9.0]], [[1.0]], eps[:, None])[:, 0],
-        gdp_delta(0.5, eps),
-        rtol=1e-5,
-    )
-    np.testing.assert_allclose(
-        batch_mixture_tradeoff(1.5, [9.0], [1.0], 0.1), gdp_tradeoff(0.5, 0.1), rtol=1e-5
-    )
+    # A point mass on B = 9 (the fixture's last empirical row, 2-d law broadcast against
+    # mu and eps) is the (mu / 3)-GDP curve.
+    np.testing.assert_allclose(curves["mc_delta"][:, 2], curves["gdp_delta_third"][:, 0],
+                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(curves["mc_f"][:, 2], curves["gdp_f_third"][:, 0],
+                               rtol=1e-5, atol=1e-7)
+    assert np.all(curves["mc_se"][:, 2] < 1e-5)  # one batch size in every run: no spread
 
 
-def test_amplified_privacy_vectorises_over_t_and_mu():
-    mus = jnp.array([0.5, 1.0, 2.0])[:, None]
-    rounds = jnp.array([1e3, 1e4, 1e5])
-    delta = np.asarray(amplified_delta(mus, rounds, 10, ALPHA, 1.0))
+def test_amplified_privacy_vectorises_over_t_and_mu(curves):
+    mus = MUS[:, 0, 0]
+    rounds = jnp.array(LATER_ROUNDS)
+    delta = curves["delta"][:, len(CASES):, 4]  # eps = 1.0; (mu, t)
     assert delta.shape == (3, 3)
     assert np.all(np.diff(delta, axis=0) > 0)  # larger mu: less private
     assert np.all(np.diff(delta, axis=1) < 0)  # later rounds: longer batches, more private
-    batched = jax.vmap(lambda m: amplified_delta(m, rounds, 10, ALPHA, 1.0))(mus[:, 0])
+    batched = jax.vmap(lambda m: amplified_delta(m, rounds, 10, ALPHA, 1.0))(mus)
     np.testing.assert_allclose(batched, delta, rtol=1e-5)
 
 
@@ -242,10 +297,12 @@ def test_gradients_match_finite_differences(x64):
     def fd(f, x, h):
         return (f(x + h) - f(x - h)) / (2 * h)
 
-    d_t, d_alpha = jax.grad(batch_survival, argnums=(1, 3))(20.0, 2000.0, 10.0, 0.05)
-    ref = fd(lambda a: float(batch_survival(20.0, 2000.0, 10.0, a)), 0.05, 1e-6)
+    # jitted (the public function traced whole): 2 compilations instead of ~20 eager ops
+    d_t, d_alpha = jax.jit(jax.grad(batch_survival, argnums=(1, 3)))(20.0, 2000.0, 10.0, 0.05)
+    survival = jax.jit(batch_survival)
+    ref = fd(lambda a: float(survival(20.0, 2000.0, 10.0, a)), 0.05, 1e-6)
     assert float(d_alpha) == pytest.approx(ref, rel=1e-5)
-    ref = fd(lambda t: float(batch_survival(20.0, t, 10.0, 0.05)), 2000.0, 1e-2)
+    ref = fd(lambda t: float(survival(20.0, t, 10.0, 0.05)), 2000.0, 1e-2)
     assert float(d_t) == pytest.approx(ref, rel=1e-5)
 
 
@@ -313,16 +370,22 @@ def test_tiny_mixture_components_do_not_produce_nan():
     assert np.all(np.isfinite(delta)) and np.all(delta == 0.0)
 
 
-def test_empirical_law_padded_to_a_fixed_width():
+def test_empirical_law_padded_to_a_fixed_width(curves):
     """Zero-weight padding keeps the law: the same sizes and weights first, then size 1 at
-    weight 0; the curves agree up to float32 summation order (a few ulps, hence 1e-6)."""
-    batches = np.array([1, 1, 4, 4, 9, 2, 2, 2])
+    weight 0; the curves agree up to float32 summation order (a few ulps, hence 1e-6).
+
+    The padded curves are the fixture's last row (PADDED_BATCHES repeated, padded to the
+    rows' common width, as ``width`` pads); the fixture also evaluates the unpadded law."""
+    batches = PADDED_BATCHES
     sizes, weights = empirical_batch_distribution(batches)
     padded_sizes, padded_weights = empirical_batch_distribution(batches, width=8)
     assert padded_sizes.shape == padded_weights.shape == (8,)
     assert np.array_equal(padded_sizes[:4], sizes) and np.array_equal(padded_weights[:4], weights)
     assert np.all(padded_sizes[4:] == 1.0) and np.all(padded_weights[4:] == 0.0)
-    eps, fpr = jnp.linspace(0.0, 3.0, 7), jnp.array([1e-3, 0.05, 0.5])
-    for curve, x in ((batch_mixture_delta, eps), (batch_mixture_tradeoff, fpr)):
-        np.testing.assert_allclose(curve(1.0, padded_sizes, padded_weights, x),
-                                   curve(1.0, sizes, weights, x), rtol=1e-6, atol=1e-7)
+    wide_sizes, wide_weights = empirical_batch_distribution(
+        np.tile(batches, RUNS // len(batches)), width=curves["law_width"]
+    )
+    assert np.array_equal(wide_sizes[:4], sizes) and np.array_equal(wide_weights[:4], weights)
+    assert curves["law_width"] > 8 and np.all(wide_weights[4:] == 0.0)
+    for padded, unpadded in (("mc_delta", "unpadded_delta"), ("mc_f", "unpadded_f")):
+        np.testing.assert_allclose(curves[padded][:, 3], curves[unpadded], rtol=1e-6, atol=1e-7)

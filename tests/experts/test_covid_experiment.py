@@ -4,6 +4,9 @@ values, the computed verdicts, the dynamics sweep, the real-data panel and the f
 One tiny end-to-end run (stand-in NM, 20 weeks, mu in {inf, 1}, 3 runs) is shared by the
 tests of this module; the statistical behaviour of the algorithms is tested in their own
 modules. Pure helpers (readings, verdict logic, break-even, ratio SEs) are tested directly.
+The end-to-end run on the real 5-week extract (moved here from ``test_covid_experiment_run.py``)
+is sized to reuse the programs its real-data panel compiled (kernels are shared only within a
+module).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ldpjax.experiments.runner import run_experiment
 from ldpjax.experts.learners import evaluate_learners, paper_learners
 from tests.test_figures import _check_figure, strict_problems
 
+EXTRACT = "covid/hhs_facility_NM_PA_CA_2022-09-23_to_2022-10-21.csv"
 TINY = {
     "states": ("NM",),
     "weeks": 20,
@@ -288,3 +292,52 @@ def test_no_real_panel_without_data(tmp_path):
     )
     assert "covid_real_extract" not in result.tables and "covid_dynamics" not in result.tables
     assert result.extra["real_panel"] is None
+
+
+# --------------------------------------------------------------------------- real extract
+def test_experts_covid_on_the_real_extract(shared_data, tmp_path):
+    """The table on the real extract with a custom central sensitivity (one "custom" reading).
+
+    Three mu values make its grids 3 points wide (local: inf + vector x 2 finite mu; central:
+    inf + hospital x 2), the width of the tiny run's real-data panel (inf + 2 units x mu = 1)
+    on the same n = 10, T = 5: RW-Meta's and A&S's programs are that panel's, compiled once
+    in this module."""
+    result, out = run_experiment(
+        get_experiment("experts-covid"),
+        seeds=3,
+        out_dir=tmp_path,
+        overrides={
+            "data": str(shared_data / EXTRACT),
+            "states": ("NM",),
+            "mu": (math.inf, 1.0, 0.5),
+            "central_sensitivity": "1",
+        },
+        show_progress=False,
+        quiet=True,
+    )
+    rows = result.tables["covid_summary"]
+    assert [(r["state"], r["mu"]) for r in rows] == [("NM", math.inf), ("NM", 1.0), ("NM", 0.5)]
+    for r in rows:
+        assert "real HHS facility data" in r["data"] and "10 hospitals" in r["data"]
+        assert (r["n"], r["T"]) == (10, 5)
+        assert r["uniform"] <= r["best_fixed_hospital"] + 1e-9
+        for name in ("rw_meta", "rw_ftpl", "as_min_noise", "as_min_regret", "best_learner_in_run"):
+            assert 0 <= r[name] <= 5  # 5 weeks of densities in [0, 1]
+        assert r["best_learner_in_run"] >= r["rw_meta"] - 5  # per run max over learners
+        assert r["central_sensitivity"] == "1" and r["ldp_sensitivity"].startswith("sqrt(n)")
+    assert rows[1]["paper_rw_meta"] == pytest.approx(36.87)
+    assert rows[0]["paper_rw_meta"] is None
+    settings = result.tables["agarwal_singh_settings"]
+    # per-node sensitivity 1 -> Min Noise sigma = sqrt(L) / mu with L = 3 levels for T = 5
+    assert settings[1]["min_noise_node_sd"] == pytest.approx(math.sqrt(3), rel=1e-5)
+    assert settings[2]["min_noise_node_sd"] == pytest.approx(math.sqrt(3) / 0.5, rel=1e-5)
+    assert "real HHS" in result.data
+    for name in (
+        "covid_summary.csv",
+        "covid_gains.csv",
+        "covid_learners.csv",
+        "covid_cumulative_gain.png",
+        "covid_data.png",
+    ):
+        assert (out / name).exists()
+    assert len(result.tables["covid_learners"]) == 3 * 13  # mu values x learners

@@ -11,6 +11,11 @@ import pytest
 
 from ldpjax.experts import learners as L
 
+# Jitted wrappers of the public functions (traced whole: one compilation per shape and
+# precision instead of one per eager op); a few calls below stay eager on purpose.
+ridge_predictions = jax.jit(L.ridge_predictions)
+ridge_weights = jax.jit(L.ridge_weights, static_argnums=3)
+
 
 def ridge_reference(history: np.ndarray, window: int, prior_sd: float, noise_sd: float):
     """Independent NumPy ridge fit: lstsq on the augmented system [Phi; sqrt(kappa) I]."""
@@ -35,7 +40,9 @@ def test_ridge_prediction_equals_closed_form_least_squares(x64, count, window, p
     rng = np.random.default_rng(count)
     history = rng.normal(0.3, 1.0, size=(count, 5))
     hyper = L.RidgeHyper(jnp.asarray(window), jnp.asarray(prior_sd))
-    ours = np.asarray(L.ridge_predictions(hyper, history, noise_sd))
+    # eager for the first case, jitted (the same function traced whole) for the others
+    predict = L.ridge_predictions if count == 1 else ridge_predictions
+    ours = np.asarray(predict(hyper, history, noise_sd))
     np.testing.assert_allclose(
         ours, ridge_reference(history, window, prior_sd, noise_sd), rtol=1e-9, atol=1e-12
     )
@@ -47,17 +54,17 @@ def test_ridge_without_penalty_is_ordinary_least_squares_extrapolation(x64):
     window = 6
     lags = np.arange(window, 0, -1)  # oldest first
     history = np.stack([2.0 - 0.1 * lags, 0.5 + 0 * lags], axis=1)
-    weights = L.ridge_weights(window, window, 1e-12, window)
+    weights = ridge_weights(window, window, 1e-12, window)
     prediction = np.asarray(weights) @ history[::-1]
     np.testing.assert_allclose(prediction, [2.0, 0.5], rtol=1e-9)
 
 
 def test_ridge_weights_zero_before_data_and_beyond_window():
-    w = np.asarray(L.ridge_weights(8, 0, 1.0, 16))
+    w = np.asarray(ridge_weights(8, 0, 1.0, 16))
     assert np.all(w == 0)
-    w = np.asarray(L.ridge_weights(8, 12, 1.0, 16))
+    w = np.asarray(ridge_weights(8, 12, 1.0, 16))
     assert np.all(w[8:] == 0) and np.all(w[:8] != 0)
-    w = np.asarray(L.ridge_weights(8, 3, 1.0, 16))  # fewer observations than the window
+    w = np.asarray(ridge_weights(8, 3, 1.0, 16))  # fewer observations than the window
     assert np.all(w[3:] == 0) and np.all(w[:3] != 0)
 
 
@@ -68,9 +75,9 @@ def test_strong_prior_ranks_by_window_mean_and_penalty_scales_with_noise(x64):
     k_weak = float(L.ridge_penalty(1.0, 0.0))
     k_noisy = float(L.ridge_penalty(1.0, 3.0))
     assert k_weak == pytest.approx(0.25) and k_noisy == pytest.approx(9.25)
-    w = np.asarray(L.ridge_weights(16, 40, float(L.ridge_penalty(0.01, 5.0)), 16))
+    w = np.asarray(ridge_weights(16, 40, float(L.ridge_penalty(0.01, 5.0)), 16))
     assert np.ptp(w) / np.mean(w) < 1e-3
-    w_weak = np.asarray(L.ridge_weights(16, 40, float(L.ridge_penalty(1.0, 0.0)), 16))
+    w_weak = np.asarray(ridge_weights(16, 40, float(L.ridge_penalty(1.0, 0.0)), 16))
     assert w_weak[0] > 2 * np.mean(w_weak)  # weak prior: extrapolates the trend (recent > old)
 
 
@@ -84,11 +91,13 @@ def test_recursive_learner_matches_direct_predictions():
     state, actions = L.family_init(fam.learner, fam.hyper, n, 1.5)
     np.testing.assert_allclose(actions, np.full((9, n), 1 / n))  # uniform before any data
     step = jax.jit(lambda s, g: L.family_step(fam.learner, fam.hyper, s, g, 1.5))
+    windows, taus = np.asarray(fam.hyper.window), np.asarray(fam.hyper.prior_sd)
     for t in range(T):
         state, actions = step(state, noisy[t])
         if t in (0, 7, 63, 64, 100, 149):
+            actions = np.asarray(actions)  # index on the host (no eager slicing kernels)
             for i in range(9):
-                window, tau = int(fam.hyper.window[i]), float(fam.hyper.prior_sd[i])
+                window, tau = int(windows[i]), float(taus[i])
                 with jax.enable_x64(True):
                     ref = ridge_reference(noisy[: t + 1].astype(np.float64), window, tau, 1.5)
                 assert int(np.argmax(actions[i])) == int(np.argmax(ref)), (window, tau, t)
@@ -96,8 +105,9 @@ def test_recursive_learner_matches_direct_predictions():
 
 
 def test_argmax_action_is_uniform_over_ties():
-    np.testing.assert_allclose(L.argmax_action(jnp.array([1.0, 3.0, 3.0, 0.0])), [0, 0.5, 0.5, 0])
-    np.testing.assert_allclose(L.argmax_action(jnp.array([1.0, 3.0, 2.0])), [0, 1, 0])
+    argmax_action = jax.jit(L.argmax_action)
+    np.testing.assert_allclose(argmax_action(jnp.array([1.0, 3.0, 3.0, 0.0])), [0, 0.5, 0.5, 0])
+    np.testing.assert_allclose(argmax_action(jnp.array([1.0, 3.0, 2.0])), [0, 1, 0])
 
 
 def test_leader_learner_is_argmax_of_cumulative_noisy_gains():
@@ -105,10 +115,11 @@ def test_leader_learner_is_argmax_of_cumulative_noisy_gains():
     rng = np.random.default_rng(1)
     noisy = rng.normal(size=(20, 4)).astype(np.float32)
     hyper = L.LeaderHyper(jnp.asarray(1.0))
-    state, action = learner.init(hyper, 4, jnp.float32(1.0))
+    state, action = jax.jit(learner.init, static_argnums=1)(hyper, 4, jnp.float32(1.0))
     np.testing.assert_allclose(action, [1, 0, 0, 0])  # RW-FTPL's leader(): ties -> lowest index
+    step = jax.jit(learner.step)
     for t in range(20):
-        state, action = learner.step(hyper, state, noisy[t], jnp.float32(1.0))
+        state, action = step(hyper, state, noisy[t], jnp.float32(1.0))
         assert int(np.argmax(action)) == int(np.argmax(noisy[: t + 1].sum(0)))
 
 
@@ -134,24 +145,27 @@ def test_family_equals_its_learners_run_one_by_one():
     noisy = rng.normal(0.5, 1.0, size=(30, 7)).astype(np.float32)
     one = [jax.tree_util.tree_map(lambda x, i=i: x[i : i + 1], fam.hyper) for i in range(4)]
     family_step = jax.jit(lambda h, s, g: L.family_step(fam.learner, h, s, g, 1.0))
-    states, _ = L.family_init(fam.learner, fam.hyper, 7, 1.0)
-    singles = [L.family_init(fam.learner, h, 7, 1.0)[0] for h in one]
+    family_init = jax.jit(lambda h: L.family_init(fam.learner, h, 7, 1.0)[0])
+    states = family_init(fam.hyper)
+    singles = [family_init(h) for h in one]
     leader = L.follow_the_noisy_leader()
+    leader_family_step = jax.jit(lambda h, s, g: L.family_step(leader, h, s, g, 1.0))
+    leader_step = jax.jit(leader.step)
     lhyper = L.LeaderHyper(jnp.asarray([1.0, 2.0]))
-    lstates, _ = L.family_init(leader, lhyper, 7, 1.0)
-    lsingle = [
-        leader.init(L.LeaderHyper(jnp.asarray(c)), 7, jnp.float32(1.0))[0] for c in (1.0, 2.0)
-    ]
+    lstates, _ = jax.jit(lambda h: L.family_init(leader, h, 7, 1.0))(lhyper)
+    leader_init = jax.jit(lambda h: leader.init(h, 7, jnp.float32(1.0))[0])
+    lhypers = [L.LeaderHyper(jnp.asarray(c)) for c in (1.0, 2.0)]
+    lsingle = [leader_init(h) for h in lhypers]
     for t in range(30):
         states, actions = family_step(fam.hyper, states, noisy[t])
+        actions = np.asarray(actions)
         for i in range(4):
             singles[i], a = family_step(one[i], singles[i], noisy[t])
-            np.testing.assert_array_equal(actions[i], a[0])
-        lstates, lactions = L.family_step(leader, lhyper, lstates, noisy[t], 1.0)
-        for i, c in enumerate((1.0, 2.0)):
-            lsingle[i], a = leader.step(
-                L.LeaderHyper(jnp.asarray(c)), lsingle[i], noisy[t], jnp.float32(1.0)
-            )
+            np.testing.assert_array_equal(actions[i], np.asarray(a)[0])
+        lstates, lactions = leader_family_step(lhyper, lstates, noisy[t])
+        lactions = np.asarray(lactions)
+        for i in range(2):
+            lsingle[i], a = leader_step(lhypers[i], lsingle[i], noisy[t], jnp.float32(1.0))
             np.testing.assert_array_equal(lactions[i], a)
 
 

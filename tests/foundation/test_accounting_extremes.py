@@ -18,14 +18,34 @@ import pytest
 from ldpjax import accounting as acc
 from ldpjax.accounting.gdp import erfcx
 
+# Cost (fast suite): every accountant call below is batched so that each kernel compiles once
+# per dtype: the float32-vs-float64 comparisons share one gdp_log_delta / gdp_delta call per dtype
+# (``_profile``) and one gdp_epsilon call per dtype (``_inversions``), and each NaN-under-jit case
+# compiles one jitted value_and_grad for both its value and its gradient test (``_nan_outputs``).
+_EXT_MUS = np.array([0.05, 1.0, 5.0, 20.0, 50.0, 200.0])
+_EXT_EPS = np.array([0.0, 1.0, 10.0, 50.0, 100.0, 200.0, 500.0])
+_GRID_MU, _GRID_EPS = (g.ravel() for g in np.meshgrid(_EXT_MUS, _EXT_EPS))
+_UNDERFLOW_EPS = np.linspace(70.0, 90.0, 41)  # log delta of 5-GDP spans -72 .. -115 here
+_PROFILE_MU = np.concatenate([_GRID_MU, np.full(_UNDERFLOW_EPS.size, 5.0)])
+_PROFILE_EPS = np.concatenate([_GRID_EPS, _UNDERFLOW_EPS])
+_N_GRID = _GRID_MU.size
 
-def test_gdp_delta_float32_matches_float64_at_extremes():
-    mus = np.array([0.05, 1.0, 5.0, 20.0, 50.0, 200.0])
-    eps = np.array([0.0, 1.0, 10.0, 50.0, 100.0, 200.0, 500.0])
-    grid_mu, grid_eps = np.meshgrid(mus, eps)
-    f32 = np.asarray(acc.gdp_delta(jnp.asarray(grid_mu, jnp.float32), jnp.asarray(grid_eps, jnp.float32)))
+
+@pytest.fixture(scope="module")
+def _profile():
+    """(delta, log delta) in float32 and float64 at the extreme grid, then the underflow range."""
+    mu32, eps32 = jnp.asarray(_PROFILE_MU, jnp.float32), jnp.asarray(_PROFILE_EPS, jnp.float32)
+    out = {"d32": np.asarray(acc.gdp_delta(mu32, eps32)),
+           "l32": np.asarray(acc.gdp_log_delta(mu32, eps32))}
     with jax.enable_x64(True):
-        f64 = np.asarray(acc.gdp_delta(grid_mu, grid_eps))
+        out["d64"] = np.asarray(acc.gdp_delta(_PROFILE_MU, _PROFILE_EPS))
+        out["l64"] = np.asarray(acc.gdp_log_delta(_PROFILE_MU, _PROFILE_EPS))
+    return out
+
+
+def test_gdp_delta_float32_matches_float64_at_extremes(_profile):
+    f32, f64 = _profile["d32"][:_N_GRID], _profile["d64"][:_N_GRID]
+    assert f32.dtype == np.float32 and f64.dtype == np.float64
     assert np.all(np.isfinite(f32)) and np.all((f32 >= 0) & (f32 <= 1))
     representable = f64 > 1e-30  # float32's normal range ends near 1e-38
     rel = np.abs(f32 - f64)[representable] / f64[representable]
@@ -33,15 +53,34 @@ def test_gdp_delta_float32_matches_float64_at_extremes():
     assert np.all(f32[~representable] < 1e-29)
 
 
-def test_gdp_epsilon_and_tradeoff_float32_at_extremes():
-    mus = jnp.asarray([0.05, 1.0, 20.0, 80.0], jnp.float32)
-    for delta in (1e-12, 1e-6, 0.3):
-        eps = np.asarray(acc.gdp_epsilon(mus, jnp.float32(delta)))
-        assert np.all(np.isfinite(eps)) and np.all(eps >= 0)
-        with jax.enable_x64(True):
-            ref = np.asarray(acc.gdp_epsilon(np.asarray(mus, np.float64), delta))
-        np.testing.assert_allclose(eps, ref, rtol=1e-4, atol=1e-5)
-    tr = np.asarray(acc.gdp_tradeoff(mus, jnp.float32(1e-30)))
+_EPS_MUS = np.array([0.05, 1.0, 20.0, 80.0])
+_EPS_DELTAS = np.array([1e-12, 1e-6, 0.3])
+_UNDERFLOW_DELTAS = np.array([1e-38, 1e-39, 5e-40, 1e-45])
+# one gdp_epsilon call per dtype: the 4 x 3 extreme grid, then mu = 5 at the underflow deltas
+_INV_MU = np.concatenate([np.tile(_EPS_MUS, _EPS_DELTAS.size), np.full(4, 5.0)])
+_INV_DELTA = np.concatenate([np.repeat(_EPS_DELTAS, _EPS_MUS.size), _UNDERFLOW_DELTAS])
+_N_EPS = _EPS_MUS.size * _EPS_DELTAS.size
+
+
+@pytest.fixture(scope="module")
+def _inversions():
+    """gdp_epsilon in float32 (float32 mu, concrete float64 delta) and float64."""
+    e32 = np.asarray(acc.gdp_epsilon(jnp.asarray(_INV_MU, jnp.float32), _INV_DELTA))
+    with jax.enable_x64(True):
+        e64 = np.asarray(acc.gdp_epsilon(_INV_MU, _INV_DELTA))
+    return e32, e64
+
+
+def test_gdp_epsilon_and_tradeoff_float32_at_extremes(_inversions):
+    e32, e64 = _inversions
+    eps, ref = e32[:_N_EPS], e64[:_N_EPS]
+    assert eps.dtype == np.float32
+    assert np.all(np.isfinite(eps)) and np.all(eps >= 0)
+    np.testing.assert_allclose(eps, ref, rtol=1e-4, atol=1e-5)
+    # jitted: one kernel instead of ~50 eager ones (the eager path is tested in test_accounting_gdp)
+    mus = jnp.asarray(_EPS_MUS, jnp.float32)
+    tr = np.asarray(jax.jit(acc.gdp_tradeoff)(mus, jnp.float32(1e-30)))
+    assert tr.dtype == np.float32
     assert np.all(np.isfinite(tr)) and np.all((tr >= 0) & (tr <= 1))
 
 
@@ -73,10 +112,22 @@ NAN_UNDER_JIT = [
 ]
 
 
+_NAN_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _nan_outputs(name, fn, bad):
+    """(values, gradients) of one case from ONE jitted ``vmap(value_and_grad(fn))``, computed
+    once for both tests below (the value is the primal of the same traced computation)."""
+    if name not in _NAN_CACHE:
+        f = jax.jit(jax.vmap(jax.value_and_grad(fn)))
+        _NAN_CACHE[name] = tuple(np.asarray(x) for x in f(jnp.asarray(bad, jnp.float32)))
+    return _NAN_CACHE[name]
+
+
 @pytest.mark.parametrize("name,fn,bad", NAN_UNDER_JIT, ids=[n for n, _, _ in NAN_UNDER_JIT])
 def test_every_accountant_is_nan_under_jit(name, fn, bad):
-    out = np.asarray(jax.jit(jax.vmap(fn))(jnp.asarray(bad, jnp.float32)))
-    assert np.all(np.isnan(out)), (name, out)
+    out = _nan_outputs(name, fn, bad)[0]
+    assert out.shape == (len(bad),) and np.all(np.isnan(out)), (name, out)
     for value in bad:
         with pytest.raises(ValueError):
             fn(float(value))
@@ -84,8 +135,8 @@ def test_every_accountant_is_nan_under_jit(name, fn, bad):
 
 @pytest.mark.parametrize("name,fn,bad", NAN_UNDER_JIT, ids=[n for n, _, _ in NAN_UNDER_JIT])
 def test_every_accountant_has_a_nan_gradient_at_an_invalid_budget(name, fn, bad):
-    grads = np.asarray(jax.jit(jax.vmap(jax.grad(fn)))(jnp.asarray(bad, jnp.float32)))
-    assert np.all(np.isnan(grads)), (name, grads)
+    grads = _nan_outputs(name, fn, bad)[1]
+    assert grads.shape == (len(bad),) and np.all(np.isnan(grads)), (name, grads)
 
 
 def test_booleans_are_not_budgets():
@@ -99,25 +150,27 @@ def test_booleans_are_not_budgets():
 
 
 def test_erfcx_has_no_holes():
+    # jitted, as the accountants call it (inside jit): one kernel per dtype instead of one per
+    # eager primitive
     from scipy.special import erfcx as reference
 
+    erfcx_jit = jax.jit(erfcx)
     x32 = np.linspace(0.0, 60.0, 60001, dtype=np.float32)
-    np.testing.assert_allclose(np.asarray(erfcx(jnp.asarray(x32))), reference(x32.astype(float)),
-                               rtol=2e-6)
+    got32 = np.asarray(erfcx_jit(jnp.asarray(x32)))
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, reference(x32.astype(float)), rtol=2e-6)
     with jax.enable_x64(True):
         x64 = np.concatenate([np.linspace(0.0, 60.0, 60001), np.geomspace(60.0, 1e12, 200)])
-        np.testing.assert_allclose(np.asarray(erfcx(jnp.asarray(x64))), reference(x64), rtol=1e-13)
+        got64 = np.asarray(erfcx_jit(jnp.asarray(x64)))
+    assert got64.dtype == np.float64
+    np.testing.assert_allclose(got64, reference(x64), rtol=1e-13)
 
 
-def test_log_delta_float32_where_delta_underflows():
+def test_log_delta_float32_where_delta_underflows(_profile, _inversions):
     # log delta of 5-GDP for eps in [70, 90] spans -72 .. -115: float32 must follow float64
-    eps = np.linspace(70.0, 90.0, 41)
-    f32 = np.asarray(acc.gdp_log_delta(jnp.float32(5.0), jnp.asarray(eps, jnp.float32)))
-    with jax.enable_x64(True):
-        f64 = np.asarray(acc.gdp_log_delta(5.0, eps))
+    f32, f64 = _profile["l32"][_N_GRID:], _profile["l64"][_N_GRID:]
+    assert f32.dtype == np.float32
     assert np.all(np.isfinite(f32))
     np.testing.assert_allclose(f32, f64, rtol=2e-6)
-    eps_at = np.asarray(acc.gdp_epsilon(jnp.float32(5.0), np.array([1e-38, 1e-39, 5e-40, 1e-45])))
-    with jax.enable_x64(True):
-        ref = np.asarray(acc.gdp_epsilon(5.0, np.array([1e-38, 1e-39, 5e-40, 1e-45])))
+    eps_at, ref = _inversions[0][_N_EPS:], _inversions[1][_N_EPS:]
     np.testing.assert_allclose(eps_at, ref, rtol=1e-5)

@@ -42,9 +42,49 @@ def mp_log_delta(mu: float, eps: float) -> mp.mpf:
     return mp.log(mp.ncdf(a) - mp.exp(eps) * mp.ncdf(b))
 
 
-def test_gdp_delta_matches_closed_form_in_high_precision(x64):
+# Cost (fast suite): XLA compiles one kernel per function, dtype and shape. Every concrete
+# float64 evaluation below therefore goes through ``_f64``, which pads its (broadcast, flattened)
+# arguments to one length: one kernel per accountant for the whole module instead of one per
+# grid shape or scalar. Gradient cases are batched with ``vmap`` for the same reason.
+_N = 128
+
+
+def _f64(fn, a, b, fill=(1.0, 0.5)):
+    """``fn(a, b)`` evaluated concretely in float64 (x64 on), broadcast, at padded length _N."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    n = a.size
+    assert n <= _N
+    pa, pb = np.full(_N, fill[0]), np.full(_N, fill[1])
+    pa[:n], pb[:n] = a.ravel(), b.ravel()
+    with jax.enable_x64(True):
+        out = np.asarray(fn(pa, pb))
+    assert out.dtype == np.float64
+    return out[:n].reshape(a.shape)
+
+
+_N_ALPHA = 8000
+
+
+_TRADEOFF_JIT = jax.jit(gdp_tradeoff)
+
+
+def _tradeoff64(mu, alphas):
+    """gdp_tradeoff(mu, alphas) for a float mu in float64, alphas padded to _N_ALPHA; jitted (one
+    kernel instead of ~40 eager ones; the eager path is tested in float32 above and by the
+    argument checks)."""
+    alphas = np.asarray(alphas, np.float64)
+    padded = np.full(_N_ALPHA, 0.5)
+    padded[: alphas.size] = alphas.ravel()
+    with jax.enable_x64(True):
+        out = np.asarray(_TRADEOFF_JIT(float(mu), padded))
+    assert out.dtype == np.float64
+    return out[: alphas.size].reshape(alphas.shape)
+
+
+def test_gdp_delta_matches_closed_form_in_high_precision():
     mus, epss = np.meshgrid(MUS, EPSS, indexing="ij")
-    ours = np.asarray(gdp_log_delta(mus, epss))
+    ours = _f64(gdp_log_delta, mus, epss)
+    deltas = _f64(gdp_delta, mus, epss)
     for i, j in itertools.product(range(len(MUS)), range(len(EPSS))):
         ref = float(mp_log_delta(MUS[i], EPSS[j]))
         delta_ref = math.exp(ref)
@@ -53,26 +93,28 @@ def test_gdp_delta_matches_closed_form_in_high_precision(x64):
         # what stays meaningful.
         assert ours[i, j] == pytest.approx(ref, rel=1e-9, abs=1e-12), (MUS[i], EPSS[j])
         if delta_ref > 1e-300:
-            assert float(gdp_delta(MUS[i], EPSS[j])) == pytest.approx(delta_ref, rel=1e-9)
+            assert deltas[i, j] == pytest.approx(delta_ref, rel=1e-9)
 
 
-def test_gdp_epsilon_matches_dp_accounting(x64):
-    for mu, delta in itertools.product(MUS, DELTAS):
-        ref = dp_accounting.get_epsilon_gaussian(1.0 / mu, delta, tol=1e-15)
-        ours = float(gdp_epsilon(mu, delta))
-        if ref == 0.0:
-            assert ours == 0.0
-        else:
-            assert ours == pytest.approx(ref, rel=1e-9), (mu, delta)
-
-
-def test_gdp_epsilon_inverts_delta_and_mu_inverts_both(x64):
+def test_gdp_epsilon_matches_dp_accounting():
     mus, deltas = np.meshgrid(MUS, DELTAS, indexing="ij")
-    eps = gdp_epsilon(mus, deltas)
-    positive = np.asarray(eps) > 0
-    back = np.asarray(gdp_delta(mus, eps))
+    eps = _f64(gdp_epsilon, mus, deltas)
+    for (i, mu), (j, delta) in itertools.product(enumerate(MUS), enumerate(DELTAS)):
+        ref = dp_accounting.get_epsilon_gaussian(1.0 / mu, delta, tol=1e-15)
+        if ref == 0.0:
+            assert eps[i, j] == 0.0
+        else:
+            assert eps[i, j] == pytest.approx(ref, rel=1e-9), (mu, delta)
+
+
+def test_gdp_epsilon_inverts_delta_and_mu_inverts_both():
+    mus, deltas = np.meshgrid(MUS, DELTAS, indexing="ij")
+    eps = _f64(gdp_epsilon, mus, deltas)
+    positive = eps > 0
+    assert positive.sum() > 50  # most of the grid has a positive eps
+    back = _f64(gdp_delta, mus, eps)
     np.testing.assert_allclose(back[positive], deltas[positive], rtol=1e-9)
-    mu_back = np.asarray(gdp_mu(eps, deltas))
+    mu_back = _f64(gdp_mu, eps, deltas)
     np.testing.assert_allclose(mu_back[positive], mus[positive], rtol=1e-9)
 
 
@@ -87,58 +129,71 @@ def test_gdp_tradeoff_closed_form_and_float32():
         np.testing.assert_allclose(got, ref, rtol=2e-5, atol=1e-7)
 
 
-def test_tradeoff_matches_privacy_profile_by_duality(x64):
+def test_tradeoff_matches_privacy_profile_by_duality():
     # delta(eps) = 1 + f*(-e^eps) with f* the convex conjugate (Dong et al. Prop. 2.12):
     # delta(eps) = max_alpha [1 - f(alpha) - e^eps alpha]; maximise on a fine grid.
     alphas = np.concatenate([np.logspace(-14, -1, 4000), np.linspace(0.1, 1, 4000)])
-    for mu, eps in [(0.5, 0.3), (1.0, 1.0), (2.0, 3.0)]:
-        f = np.asarray(gdp_tradeoff(mu, alphas))
+    cases = [(0.5, 0.3), (1.0, 1.0), (2.0, 3.0)]
+    deltas = _f64(gdp_delta, [m for m, _ in cases], [e for _, e in cases])
+    for (mu, eps), delta in zip(cases, deltas, strict=True):
+        f = _tradeoff64(mu, alphas)
         dual = np.max(1 - f - math.exp(eps) * alphas)
-        assert dual == pytest.approx(float(gdp_delta(mu, eps)), rel=1e-5)
+        assert dual == pytest.approx(delta, rel=1e-5)
 
 
 def test_compose_and_gaussian_mu():
-    assert float(gdp_compose(jnp.array([3.0, 4.0]))) == pytest.approx(5.0)
-    assert float(gdp_compose(jnp.zeros(3))) == 0.0
+    # every gdp_compose call at one shape (2, 4) (one set of eager kernels)
+    rows = jnp.array([[3.0, 4.0, 0.0, 0.0], [0.0] * 4])
+    np.testing.assert_allclose(gdp_compose(rows), [5.0, 0.0])
     np.testing.assert_allclose(gdp_compose(jnp.ones((2, 4)), axis=-1), [2.0, 2.0])
     assert float(gaussian_mu(2.0, 4.0)) == 0.5
     assert float(gaussian_mu(1.0, 0.0)) == math.inf
-    # k-fold composition of mu-GDP equals one sqrt(k) mu-GDP release (Dong et al. Cor. 3.3).
-    assert float(gdp_compose(jnp.full(16, 0.25))) == pytest.approx(1.0)
+    # k-fold composition of mu-GDP equals one sqrt(k) mu-GDP release (Dong et al. Cor. 3.3):
+    # 4-fold of 0.5- and of 2-GDP
+    four_fold = jnp.array([[0.5] * 4, [2.0] * 4])
+    np.testing.assert_allclose(gdp_compose(four_fold), [1.0, 4.0], rtol=1e-6)
 
 
-def _central_difference(f, x, h):
-    return (f(x + h) - f(x - h)) / (2 * h)
+DELTA_GRAD_CASES = [(0.3, 0.2), (1.0, 1.0), (2.0, 5.0), (5.0, 20.0), (0.1, 2.0)]
+EPS_GRAD_CASES = [(0.3, 1e-5), (1.0, 1e-5), (1.0, 1e-10), (5.0, 0.1), (20.0, 1e-12)]
 
 
-@pytest.mark.parametrize("mu,eps", [(0.3, 0.2), (1.0, 1.0), (2.0, 5.0), (5.0, 20.0), (0.1, 2.0)])
-def test_gdp_delta_gradients(x64, mu, eps):
-    g_mu, g_eps = jax.grad(gdp_delta, argnums=(0, 1))(mu, eps)
+def test_gdp_delta_gradients(x64):
+    mus, epss = (np.array(c) for c in zip(*DELTA_GRAD_CASES, strict=True))
+    # jitted, vmapped over the cases: one kernel
+    g_mu, g_eps = jax.jit(jax.vmap(jax.grad(gdp_delta, argnums=(0, 1))))(mus, epss)
+    assert g_mu.dtype == jnp.float64
     h = 1e-6
-    fd_mu = _central_difference(lambda m: float(gdp_delta(m, eps)), mu, h)
-    fd_eps = _central_difference(lambda e: float(gdp_delta(mu, e)), eps, h)
-    assert float(g_mu) == pytest.approx(fd_mu, rel=1e-7, abs=1e-10)
-    assert float(g_eps) == pytest.approx(fd_eps, rel=1e-7, abs=1e-10)
+    # central differences, all cases in one padded call: rows mu+h, mu-h, eps+h, eps-h
+    fd = _f64(gdp_delta, [mus + h, mus - h, mus, mus], [epss, epss, epss + h, epss - h])
+    fd_mu, fd_eps = (fd[0] - fd[1]) / (2 * h), (fd[2] - fd[3]) / (2 * h)
+    for i, case in enumerate(DELTA_GRAD_CASES):
+        assert float(g_mu[i]) == pytest.approx(fd_mu[i], rel=1e-7, abs=1e-10), case
+        assert float(g_eps[i]) == pytest.approx(fd_eps[i], rel=1e-7, abs=1e-10), case
 
 
-@pytest.mark.parametrize("mu,delta", [(0.3, 1e-5), (1.0, 1e-5), (1.0, 1e-10), (5.0, 0.1), (20.0, 1e-12)])
-def test_gdp_epsilon_gradients_implicit_function_theorem(x64, mu, delta):
-    g_mu, g_delta = jax.grad(gdp_epsilon, argnums=(0, 1))(mu, delta)
-    fd_mu = _central_difference(lambda m: float(gdp_epsilon(m, delta)), mu, 1e-6 * mu)
-    fd_delta = _central_difference(lambda d: float(gdp_epsilon(mu, d)), delta, 1e-6 * delta)
-    assert float(g_mu) == pytest.approx(fd_mu, rel=1e-7)
-    assert float(g_delta) == pytest.approx(fd_delta, rel=1e-6)
-    # and the closed form d eps/d mu = phi(a) / (e^eps Phi(b))
-    eps = float(gdp_epsilon(mu, delta))
-    a, b = -eps / mu + mu / 2, -eps / mu - mu / 2
-    closed = float(mp.npdf(a) / (mp.e**eps * mp.ncdf(b)))
-    assert float(g_mu) == pytest.approx(closed, rel=1e-9)
+def test_gdp_epsilon_gradients_implicit_function_theorem(x64):
+    mus, deltas = (np.array(c) for c in zip(*EPS_GRAD_CASES, strict=True))
+    g_mu, g_delta = jax.jit(jax.vmap(jax.grad(gdp_epsilon, argnums=(0, 1))))(mus, deltas)
+    hm, hd = 1e-6 * mus, 1e-6 * deltas
+    # rows: mu+h, mu-h, delta+h, delta-h, and eps itself
+    fd = _f64(gdp_epsilon, [mus + hm, mus - hm, mus, mus, mus],
+              [deltas, deltas, deltas + hd, deltas - hd, deltas])
+    fd_mu, fd_delta = (fd[0] - fd[1]) / (2 * hm), (fd[2] - fd[3]) / (2 * hd)
+    for i, (mu, delta) in enumerate(EPS_GRAD_CASES):
+        assert float(g_mu[i]) == pytest.approx(fd_mu[i], rel=1e-7), (mu, delta)
+        assert float(g_delta[i]) == pytest.approx(fd_delta[i], rel=1e-6), (mu, delta)
+        # and the closed form d eps/d mu = phi(a) / (e^eps Phi(b))
+        eps = float(fd[4, i])
+        a, b = -eps / mu + mu / 2, -eps / mu - mu / 2
+        closed = float(mp.npdf(a) / (mp.e**eps * mp.ncdf(b)))
+        assert float(g_mu[i]) == pytest.approx(closed, rel=1e-9), (mu, delta)
 
 
 def test_gdp_mu_gradient(x64):
-    g = jax.grad(gdp_mu)(1.5, 1e-5)
-    fd = _central_difference(lambda e: float(gdp_mu(e, 1e-5)), 1.5, 1e-6)
-    assert float(g) == pytest.approx(fd, rel=1e-7)
+    g = jax.jit(jax.grad(gdp_mu))(1.5, 1e-5)
+    fd = _f64(gdp_mu, [1.5 + 1e-6, 1.5 - 1e-6], 1e-5)
+    assert float(g) == pytest.approx((fd[0] - fd[1]) / 2e-6, rel=1e-7)
 
 
 def test_edges():
@@ -147,13 +202,12 @@ def test_edges():
     assert float(gdp_epsilon(math.inf, 1e-5)) == math.inf
     # mu -> 0: eps -> 0 (delta(0) = 2 Phi(mu/2) - 1 falls below any fixed delta)
     assert float(gdp_epsilon(1e-8, 1e-5)) == 0.0
-    small = np.asarray(gdp_epsilon(np.array([1e-3, 1e-2, 1e-1]), 1e-12))
+    small = np.array([float(gdp_epsilon(m, 1e-12)) for m in (1e-3, 1e-2, 1e-1)])
     assert np.all(np.diff(small) > 0) and small[0] < 0.02
     # large eps / tiny delta: finite logs, no NaN, no overflow
     assert np.isfinite(float(gdp_log_delta(0.05, 50.0)))
     assert float(gdp_delta(0.05, 50.0)) == 0.0
-    with jax.enable_x64(True):
-        ref = float(gdp_epsilon(20.0, 1e-300))
+    ref = float(_f64(gdp_epsilon, 20.0, 1e-300))
     assert np.isfinite(ref)
     # in float32, 1e-300 would underflow to 0: the concrete delta is logged in float64 first,
     # so float32 gives the same finite eps (log 1e-300 = -690.8 is representable)
@@ -164,15 +218,25 @@ def test_edges():
     assert all(np.isfinite(float(g)) for g in grads)
 
 
-def test_float32_jit_vmap_grad():
-    mu = jnp.linspace(0.1, 5.0, 7, dtype=jnp.float32)
-    eps = jax.jit(jax.vmap(gdp_epsilon, in_axes=(0, None)))(mu, jnp.float32(1e-5))
-    assert eps.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(eps)))
-    grads = jax.vmap(jax.grad(gdp_epsilon), in_axes=(0, None))(mu, jnp.float32(1e-5))
-    assert bool(jnp.all(grads > 0))
-    with jax.enable_x64(True):
-        ref = np.asarray(gdp_epsilon(np.asarray(mu, np.float64), 1e-5))
-    np.testing.assert_allclose(np.asarray(eps), ref, rtol=1e-4)
+_MU32 = np.linspace(0.1, 5.0, 7, dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def _jit_vmap_eps32():
+    """jit(vmap(value_and_grad(gdp_epsilon))) in float32 at 7 valid mus and, last, the invalid
+    mu = -1 (one kernel for the jit/vmap/grad test and the traced out-of-domain test)."""
+    mu = jnp.asarray(np.append(_MU32, -1.0), jnp.float32)
+    delta = jnp.asarray([1e-5] * 7 + [0.1], jnp.float32)
+    eps, grads = jax.jit(jax.vmap(jax.value_and_grad(gdp_epsilon)))(mu, delta)
+    return np.asarray(eps), np.asarray(grads)
+
+
+def test_float32_jit_vmap_grad(_jit_vmap_eps32):
+    eps, grads = (x[:7] for x in _jit_vmap_eps32)
+    assert eps.dtype == np.float32 and np.all(np.isfinite(eps))
+    assert grads.dtype == np.float32 and np.all(grads > 0)
+    ref = _f64(gdp_epsilon, _MU32, 1e-5)
+    np.testing.assert_allclose(eps, ref, rtol=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -197,8 +261,9 @@ def test_bad_input_raises_value_error_naming_argument(call, name):
         call()
 
 
-def test_traced_out_of_domain_gives_nan():
-    assert math.isnan(float(jax.jit(gdp_epsilon)(-1.0, 0.1)))
+def test_traced_out_of_domain_gives_nan(_jit_vmap_eps32):
+    eps, grads = (x[-1] for x in _jit_vmap_eps32)  # jit(vmap(...)) at mu = -1, delta = 0.1
+    assert math.isnan(eps) and math.isnan(grads)
     assert math.isnan(float(jax.jit(gdp_delta)(1.0, -1.0)))
     assert math.isnan(float(jax.jit(gdp_tradeoff)(1.0, 2.0)))
 
@@ -210,33 +275,33 @@ delta_st = st.floats(1e-12, 0.5)
 alpha_st = st.floats(0.0, 1.0)
 
 
+# Each example is one padded concrete float64 call per function (``_f64``, ``_tradeoff64``):
+# the kernels are those compiled above, so examples cost dispatch, not compilation.
 @settings(max_examples=60, deadline=None)
 @given(mu=mu_st, e1=eps_st, e2=eps_st)
 def test_delta_decreasing_in_eps_and_increasing_in_mu(mu, e1, e2):
-    with jax.enable_x64(True):
-        lo, hi = sorted((e1, e2))
-        assert float(gdp_log_delta(mu, hi)) <= float(gdp_log_delta(mu, lo)) + 1e-12
-        assert float(gdp_log_delta(mu * 1.1, lo)) >= float(gdp_log_delta(mu, lo)) - 1e-12
+    lo, hi = sorted((e1, e2))
+    at_hi, at_lo, larger_mu = _f64(gdp_log_delta, [mu, mu, mu * 1.1], [hi, lo, lo])
+    assert at_hi <= at_lo + 1e-12
+    assert larger_mu >= at_lo - 1e-12
 
 
 @settings(max_examples=60, deadline=None)
 @given(mu=mu_st, delta=delta_st)
 def test_epsilon_delta_round_trip(mu, delta):
-    with jax.enable_x64(True):
-        eps = float(gdp_epsilon(mu, delta))
-        if eps > 0:
-            assert float(gdp_delta(mu, eps)) == pytest.approx(delta, rel=1e-8)
-        else:
-            assert float(gdp_delta(mu, 0.0)) <= delta * (1 + 1e-12)
+    eps = float(_f64(gdp_epsilon, mu, delta))
+    if eps > 0:
+        assert float(_f64(gdp_delta, mu, eps)) == pytest.approx(delta, rel=1e-8)
+    else:
+        assert float(_f64(gdp_delta, mu, 0.0)) <= delta * (1 + 1e-12)
 
 
 @settings(max_examples=40, deadline=None)
 @given(mu=mu_st, a1=alpha_st, a2=alpha_st, lam=st.floats(0.0, 1.0))
 def test_tradeoff_convex_nonincreasing_below_diagonal(mu, a1, a2, lam):
-    with jax.enable_x64(True):
-        f = lambda a: float(gdp_tradeoff(mu, a))  # noqa: E731
-        lo, hi = sorted((a1, a2))
-        assert f(hi) <= f(lo) + 1e-12
-        assert f(lo) <= 1 - lo + 1e-12
-        mid = lam * lo + (1 - lam) * hi
-        assert f(mid) <= lam * f(lo) + (1 - lam) * f(hi) + 1e-10
+    lo, hi = sorted((a1, a2))
+    mid = lam * lo + (1 - lam) * hi
+    f_lo, f_hi, f_mid = _tradeoff64(mu, [lo, hi, mid])
+    assert f_hi <= f_lo + 1e-12
+    assert f_lo <= 1 - lo + 1e-12
+    assert f_mid <= lam * f_lo + (1 - lam) * f_hi + 1e-10

@@ -32,44 +32,90 @@ MIX_MUS = np.array([2.0, 1.0, 0.5, 0.25])
 MIX_W = np.array([0.1, 0.2, 0.3, 0.4])
 
 
+# Cost (fast suite): XLA compiles one kernel per function, dtype and shape. The concrete float64
+# evaluations of the 4-component mixture MIX_MUS / MIX_W therefore go through ``_mix64``, which
+# pads every batch (of mus, weights and alpha or eps rows) to one length: one kernel per function
+# for the module instead of one per test. ``_gdp64`` does the same for the single-GDP references.
+_ROWS = 6000
+
+
+def _mix64(fn, values, mus=None, weights=None):
+    """``fn(mus, weights, values)`` in float64 on rows padded to _ROWS; mus, weights default to
+    MIX_MUS, MIX_W (broadcast to one row per value)."""
+    values = np.asarray(values, np.float64)
+    n = values.size
+    assert n <= _ROWS
+    rows_mu = np.tile(MIX_MUS, (_ROWS, 1))
+    rows_w = np.tile(MIX_W, (_ROWS, 1))
+    if mus is not None:
+        rows_mu[:n] = np.broadcast_to(mus, (n, 4))
+    if weights is not None:
+        rows_w[:n] = np.broadcast_to(weights, (n, 4))
+    padded = np.full(_ROWS, 0.5)
+    padded[:n] = values.ravel()
+    with jax.enable_x64(True):
+        out = np.asarray(fn(rows_mu, rows_w, padded))
+    assert out.dtype == np.float64
+    return out[:n].reshape(values.shape)
+
+
+_GDP_N = 32
+_JITTED = {gdp_delta: jax.jit(gdp_delta), gdp_tradeoff: jax.jit(gdp_tradeoff)}
+
+
+def _gdp64(fn, mu, values):
+    """Reference ``fn(mu, values)`` (gdp_delta or gdp_tradeoff, jitted: one kernel, not one per
+    eager primitive; their eager paths are tested in test_accounting_gdp) for a float mu, in
+    float64, values padded to _GDP_N."""
+    values = np.asarray(values, np.float64)
+    padded = np.full(_GDP_N, 0.5)
+    padded[: values.size] = values.ravel()
+    with jax.enable_x64(True):
+        out = np.asarray(_JITTED[fn](float(mu), padded))
+    assert out.dtype == np.float64
+    return out[: values.size].reshape(values.shape)
+
+
 def test_single_component_mixture_is_gdp(x64):
+    # all three mus in one call per function (a batch of one-component mixtures)
     alphas = np.array([0.0, 1e-8, 0.01, 0.2, 0.7, 1.0])
-    for mu in [0.1, 1.0, 3.0]:
-        np.testing.assert_allclose(
-            gdp_mixture_tradeoff([mu], [1.0], alphas), gdp_tradeoff(mu, alphas), rtol=1e-10,
-            atol=1e-14,
-        )
-        np.testing.assert_allclose(
-            gdp_mixture_delta([mu], [1.0], np.array([0.0, 1.0, 5.0])),
-            gdp_delta(mu, np.array([0.0, 1.0, 5.0])), rtol=1e-12,
-        )
+    eps = np.array([0.0, 1.0, 5.0])
+    mus = np.array([0.1, 1.0, 3.0])
+    tradeoffs = np.asarray(gdp_mixture_tradeoff(mus[:, None, None], [1.0], alphas))
+    deltas = np.asarray(gdp_mixture_delta(mus[:, None, None], [1.0], eps))
+    assert tradeoffs.shape == (3, 6) and deltas.shape == (3, 3)
+    for i, mu in enumerate(mus):
+        np.testing.assert_allclose(tradeoffs[i], _gdp64(gdp_tradeoff, mu, alphas), rtol=1e-10,
+                                   atol=1e-14)
+        np.testing.assert_allclose(deltas[i], _gdp64(gdp_delta, mu, eps), rtol=1e-12)
 
 
-def test_mixture_tradeoff_against_parametric_curve(x64):
+def test_mixture_tradeoff_against_parametric_curve():
     # Independent reference: trace (alpha(c), beta(c)) with SciPy and look our beta up at alpha(c).
-    for c in [-3.0, -1.0, 0.0, 0.5, 2.0, 6.0]:
-        alpha = np.sum(MIX_W * norm.sf(c / MIX_MUS + MIX_MUS / 2))
-        beta = np.sum(MIX_W * norm.cdf(c / MIX_MUS - MIX_MUS / 2))
-        assert float(gdp_mixture_tradeoff(MIX_MUS, MIX_W, alpha)) == pytest.approx(beta, rel=1e-9)
+    cs = np.array([-3.0, -1.0, 0.0, 0.5, 2.0, 6.0])
+    alpha = np.sum(MIX_W * norm.sf(cs[:, None] / MIX_MUS + MIX_MUS / 2), axis=-1)
+    beta = np.sum(MIX_W * norm.cdf(cs[:, None] / MIX_MUS - MIX_MUS / 2), axis=-1)
+    np.testing.assert_allclose(_mix64(gdp_mixture_tradeoff, alpha), beta, rtol=1e-9)
 
 
-def test_mixture_delta_is_weighted_sum_and_matches_tradeoff_duality(x64):
+def test_mixture_delta_is_weighted_sum_and_matches_tradeoff_duality():
     eps = np.array([0.0, 0.3, 1.0, 3.0])
-    expected = sum(w * np.asarray(gdp_delta(m, eps)) for m, w in zip(MIX_MUS, MIX_W, strict=True))
-    np.testing.assert_allclose(gdp_mixture_delta(MIX_MUS, MIX_W, eps), expected, rtol=1e-12)
+    expected = sum(w * _gdp64(gdp_delta, m, eps) for m, w in zip(MIX_MUS, MIX_W, strict=True))
+    ours = _mix64(gdp_mixture_delta, eps)
+    np.testing.assert_allclose(ours, expected, rtol=1e-12)
     # delta(eps) = max_alpha 1 - f(alpha) - e^eps alpha  (Dong et al. Prop 2.12)
     alphas = np.concatenate([np.logspace(-12, -1, 3000), np.linspace(0.1, 1, 3000)])
-    f = np.asarray(gdp_mixture_tradeoff(MIX_MUS, MIX_W, alphas))
-    for e in [0.3, 1.0]:
-        dual = np.max(1 - f - math.exp(e) * alphas)
-        assert dual == pytest.approx(float(gdp_mixture_delta(MIX_MUS, MIX_W, e)), rel=1e-4)
+    f = _mix64(gdp_mixture_tradeoff, alphas)
+    for i in (1, 2):  # eps = 0.3, 1.0
+        dual = np.max(1 - f - math.exp(eps[i]) * alphas)
+        assert dual == pytest.approx(ours[i], rel=1e-4)
 
 
-def test_mixture_is_between_its_components(x64):
+def test_mixture_is_between_its_components():
     alphas = np.linspace(0.01, 0.99, 21)
-    mix = np.asarray(gdp_mixture_tradeoff(MIX_MUS, MIX_W, alphas))
-    worst = np.asarray(gdp_tradeoff(MIX_MUS.max(), alphas))
-    best = np.asarray(gdp_tradeoff(MIX_MUS.min(), alphas))
+    mix = _mix64(gdp_mixture_tradeoff, alphas)
+    worst = _gdp64(gdp_tradeoff, MIX_MUS.max(), alphas)
+    best = _gdp64(gdp_tradeoff, MIX_MUS.min(), alphas)
     assert np.all(mix >= worst - 1e-12) and np.all(mix <= best + 1e-12)
     assert np.all(np.diff(mix) <= 1e-12)
 
@@ -78,25 +124,33 @@ def test_mixture_gradients_vs_finite_differences(x64):
     def f(mus, w, a):
         return gdp_mixture_tradeoff(mus, w, a)
 
-    g_mus, g_w, g_a = jax.grad(f, argnums=(0, 1, 2))(jnp.asarray(MIX_MUS), jnp.asarray(MIX_W), 0.05)
+    # gradients under jit: one kernel each instead of one per eager primitive
+    g_mus, g_w, g_a = jax.jit(jax.grad(f, argnums=(0, 1, 2)))(
+        jnp.asarray(MIX_MUS), jnp.asarray(MIX_W), 0.05
+    )
     h = 1e-6
+    # central differences in one padded call: rows 0-7 perturb mu_i by +-h, rows 8-15 weight
+    # w_i by +-h (off the simplex: through the unchecked kernel), rows 16-17 alpha by +-h
+    steps = np.concatenate([np.eye(4) * h, -np.eye(4) * h])
+    mus = np.concatenate([MIX_MUS + steps, np.tile(MIX_MUS, (10, 1))])
+    ws = np.concatenate([np.tile(MIX_W, (8, 1)), MIX_W + steps, np.tile(MIX_W, (2, 1))])
+    alphas = np.concatenate([np.full(16, 0.05), [0.05 + h, 0.05 - h]])
+    fd = _mix64(_raw_tradeoff, alphas, mus, ws)
     for i in range(4):
-        e = np.eye(4)[i] * h
-        fd = (float(f(MIX_MUS + e, MIX_W, 0.05)) - float(f(MIX_MUS - e, MIX_W, 0.05))) / (2 * h)
-        assert float(g_mus[i]) == pytest.approx(fd, rel=1e-6, abs=1e-10)
-        fdw = (float(_raw_tradeoff(MIX_MUS, MIX_W + e, 0.05)) - float(_raw_tradeoff(MIX_MUS, MIX_W - e, 0.05))) / (2 * h)
-        assert float(g_w[i]) == pytest.approx(fdw, rel=1e-6, abs=1e-10)
-    fda = (float(f(MIX_MUS, MIX_W, 0.05 + h)) - float(f(MIX_MUS, MIX_W, 0.05 - h))) / (2 * h)
-    assert float(g_a) == pytest.approx(fda, rel=1e-6)
+        fd_mu, fd_w = (fd[i] - fd[4 + i]) / (2 * h), (fd[8 + i] - fd[12 + i]) / (2 * h)
+        assert float(g_mus[i]) == pytest.approx(fd_mu, rel=1e-6, abs=1e-10)
+        assert float(g_w[i]) == pytest.approx(fd_w, rel=1e-6, abs=1e-10)
+    assert float(g_a) == pytest.approx((fd[16] - fd[17]) / (2 * h), rel=1e-6)
     # d delta / d mu_B = p_B phi(-eps/mu_B + mu_B/2) in closed form (a central difference of a
     # delta near 1e-4 is only good to ~1e-7 relative, too coarse to pin this)
-    g_delta = jax.grad(lambda m: gdp_mixture_delta(m, MIX_W, 1.0))(jnp.asarray(MIX_MUS))
+    g_delta = jax.jit(jax.grad(lambda m: gdp_mixture_delta(m, MIX_W, 1.0)))(jnp.asarray(MIX_MUS))
     closed = MIX_W * norm.pdf(-1.0 / MIX_MUS + 0.5 * MIX_MUS)
     np.testing.assert_allclose(np.asarray(g_delta), closed, rtol=1e-10)
 
 
 def _raw_tradeoff(mus, w, a):
     # weights perturbed off the simplex: bypass the public check to difference the formula
+    # (the same jitted kernel the public function calls after its checks)
     from ldpjax.accounting.mixture import _mixture_tradeoff
 
     return _mixture_tradeoff(jnp.asarray(mus), jnp.asarray(w), jnp.asarray(a, jnp.float64))
@@ -128,16 +182,17 @@ def test_mixture_bad_input(call, name):
 # ---------------------------------------------------------------- randomized response
 def test_rr_epsilon_closed_form_and_dp_accounting(x64):
     rs = np.array([0.05, 0.25, 0.5, 0.9, 0.999])
-    np.testing.assert_allclose(rr_epsilon(rs), np.log((1 + rs) / (1 - rs)), rtol=1e-12)
-    np.testing.assert_allclose(rr_rate(rr_epsilon(rs)), rs, rtol=1e-12)
-    for r in [0.25, 0.5, 0.9]:
+    eps = np.asarray(rr_epsilon(rs))
+    np.testing.assert_allclose(eps, np.log((1 + rs) / (1 - rs)), rtol=1e-12)
+    np.testing.assert_allclose(rr_rate(eps), rs, rtol=1e-12)
+    for r, eps_r in zip(rs[1:4], eps[1:4], strict=True):  # r = 0.25, 0.5, 0.9
         # dp-accounting's PLD accountant with a fine grid; its discretisation error is below
         # the value_discretization_interval (1e-6 here).
         acc = pld.PLDAccountant(
             dp_accounting.NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-6
         )
         acc.compose(dp_accounting.RandomizedResponseDpEvent(noise_parameter=1 - r, num_buckets=2))
-        assert acc.get_epsilon(0.0) == pytest.approx(float(rr_epsilon(r)), abs=2e-6)
+        assert acc.get_epsilon(0.0) == pytest.approx(float(eps_r), abs=2e-6)
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 10])
@@ -186,9 +241,11 @@ def test_pure_dp_tradeoff_is_binary_rr_tradeoff(x64):
 
 
 def test_pure_dp_tradeoff_shape():
+    # one shape for every call (one set of eager kernels)
     a = np.linspace(0, 1, 11)
-    assert float(pure_dp_tradeoff(0.0, 0.3)) == pytest.approx(0.7)
-    np.testing.assert_allclose(pure_dp_tradeoff(math.inf, a[1:]), 0.0)
+    np.testing.assert_allclose(pure_dp_tradeoff(0.0, a), 1.0 - a, atol=1e-6)  # 0-DP: f = 1 - alpha
+    assert float(pure_dp_tradeoff(0.0, a)[3]) == pytest.approx(0.7)
+    np.testing.assert_allclose(np.asarray(pure_dp_tradeoff(math.inf, a))[1:], 0.0)
     assert np.all(np.diff(np.asarray(pure_dp_tradeoff(1.0, a))) <= 0)
 
 
@@ -221,13 +278,14 @@ def test_pure_bad_input(call, name):
 
 
 def test_pure_gradients(x64):
+    # gradients under jit: one kernel each instead of one per eager primitive
     h = 1e-6
-    g = float(jax.grad(rr_epsilon)(0.7))
+    g = float(jax.jit(jax.grad(rr_epsilon))(0.7))
     assert g == pytest.approx(2 / (1 - 0.49), rel=1e-9)
-    gk = float(jax.grad(krr_explore_prob)(1.3, 4.0))
+    gk = float(jax.jit(jax.grad(krr_explore_prob))(1.3, 4.0))
     fd = (float(krr_explore_prob(1.3 + h, 4)) - float(krr_explore_prob(1.3 - h, 4))) / (2 * h)
     assert gk == pytest.approx(fd, rel=1e-7)
-    gb = float(jax.grad(krr_budget)(0.3, 4.0))
+    gb = float(jax.jit(jax.grad(krr_budget))(0.3, 4.0))
     fd = (float(krr_budget(0.3 + h, 4)) - float(krr_budget(0.3 - h, 4))) / (2 * h)
     assert gb == pytest.approx(fd, rel=1e-7)
 

@@ -19,6 +19,14 @@ BAD_MU = [np.nan, -np.inf, -1.0, 0.0]
 BAD_R = [np.nan, -0.5, 0.0, 1.5]
 BAD_XI = [np.nan, -1.0, -np.inf]
 
+# Cost (fast suite): the traced checks call module-level jitted functions, so each compiles once
+# for all its parametrised cases (a lambda jitted inside the test compiles anew for every case).
+_GAUSSIAN_TRACED_MU = {
+    g: jax.jit(lambda k, x, m, g=g: M.gaussian_mechanism(k, x, 1.0, m, granularity=g))
+    for g in (None, 2.0**-8)
+}
+_GAUSSIAN_TRACED_SENSITIVITY = jax.jit(lambda s: M.gaussian_mechanism(KEY, jnp.zeros(3), s, 1.0))
+
 
 @pytest.mark.parametrize("mu", BAD_MU)
 def test_gaussian_bad_mu_concrete_raises(mu):
@@ -29,9 +37,7 @@ def test_gaussian_bad_mu_concrete_raises(mu):
 @pytest.mark.parametrize("mu", BAD_MU)
 @pytest.mark.parametrize("granularity", [None, 2.0**-8])
 def test_gaussian_bad_mu_traced_is_nan(mu, granularity):
-    release = jax.jit(
-        lambda k, x, m: M.gaussian_mechanism(k, x, 1.0, m, granularity=granularity)
-    )(KEY, jnp.zeros(3), mu)
+    release = _GAUSSIAN_TRACED_MU[granularity](KEY, jnp.zeros(3), mu)
     assert np.all(np.isnan(np.asarray(release)))
 
 
@@ -39,7 +45,7 @@ def test_gaussian_bad_mu_traced_is_nan(mu, granularity):
 def test_gaussian_bad_sensitivity(sensitivity):
     with pytest.raises(ValueError, match="sensitivity"):
         M.gaussian_mechanism(KEY, jnp.zeros(3), sensitivity, 1.0)
-    release = jax.jit(lambda s: M.gaussian_mechanism(KEY, jnp.zeros(3), s, 1.0))(sensitivity)
+    release = _GAUSSIAN_TRACED_SENSITIVITY(sensitivity)
     assert np.all(np.isnan(np.asarray(release)))
 
 
@@ -97,10 +103,11 @@ def test_kary_bad_k_and_category():
         M.kary_randomized_response(KEY, jnp.zeros(3, jnp.int32), 1.0, 1)
     with pytest.raises(ValueError, match="category"):
         M.kary_randomized_response(KEY, jnp.array([0, 4]), 1.0, 4)
-    # traced category >= k or k = 1: never passes through unchanged
-    report = jax.jit(M.kary_randomized_response)(KEY, jnp.full(2000, 7, jnp.int32), 1.0, 4)
+    # traced category >= k or k = 1: never passes through unchanged (6000 reports: the shape of
+    # test_kary_bad_budget, so the jitted kernel is shared)
+    report = jax.jit(M.kary_randomized_response)(KEY, jnp.full(6000, 7, jnp.int32), 1.0, 4)
     assert np.all(np.asarray(report) == -1)
-    report = jax.jit(M.kary_randomized_response)(KEY, jnp.zeros(2000, jnp.int32), 1.0, 1)
+    report = jax.jit(M.kary_randomized_response)(KEY, jnp.zeros(6000, jnp.int32), 1.0, 1)
     assert np.all(np.asarray(report) == -1)  # k = 1 is invalid: an invalid release
 
 
@@ -119,7 +126,10 @@ def test_granularity_too_fine_is_refused():
 
 def test_value_and_grad_at_bad_budget_is_nan_loss():
     # An optimiser stepping to an invalid budget sees a NaN loss (never a noiseless release).
-    loss = jax.value_and_grad(lambda m: jnp.sum(M.gaussian_mechanism(KEY, jnp.zeros(3), 1.0, m)))
+    # jitted (as in an optimiser step): one kernel for both calls
+    loss = jax.jit(
+        jax.value_and_grad(lambda m: jnp.sum(M.gaussian_mechanism(KEY, jnp.zeros(3), 1.0, m)))
+    )
     value, _ = loss(jnp.nan)
     assert np.isnan(float(value))
     value, grad = loss(1.0)
