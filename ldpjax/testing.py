@@ -50,10 +50,12 @@ from ldpjax.mechanisms import events as _events
 
 NUM_SEEDS = 3
 #: XLA options of the checks' programs: tiny runs whose speed is irrelevant, so skip the
-#: backend's expensive optimisation passes (compilation is most of a check's time; these cut
-#: it by about a third on CPU). Every property is checked on the values, which stay finite /
+#: backend's expensive optimisation passes and use XLA CPU's elemental emitters instead of
+#: its fusion emitters (compilation is most of a check's time, and these options make it
+#: several times cheaper on CPU). Every property is checked on the values, which stay finite /
 #: NaN as they are.
-COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True,
+                    "xla_cpu_use_fusion_emitters": False}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,13 @@
   far, then JAX's trace, lowering and backend-compile seconds and the number of backend
   compilations): a per-test profile that stays meaningful when other jobs share the cores
   (``--durations`` reports wall time only).
+* Subprocess runs start early: a test module may define ``start_early(folder)``, which starts
+  its long subprocesses (x64 suites, multi-device sweeps) and returns a handle; when one of
+  the tests named in its ``START_EARLY_FOR`` is selected, conftest calls it once collection is
+  done, so those processes run beside
+  the in-process tests (which leave part of the second core idle) instead of while the session
+  waits for them. The module's fixtures take the handle with :func:`early_start` (which starts
+  it then if it was not started early).
 * ``REPO`` and ``SHARED_DATA`` locate the repository and ``../shared/data`` (tests that need
   real data skip when it is absent).
 """
@@ -94,6 +101,51 @@ _COMPILE_EVENTS = (
     "/jax/core/compile/jaxpr_to_mlir_module_duration",
     "/jax/core/compile/backend_compile_duration",
 )
+
+
+_EARLY: dict[str, object] = {}
+
+
+def pytest_collection_finish(session):
+    """Start the early subprocesses of every module with a selected test (module doc)."""
+    if session.config.option.collectonly:
+        return
+    seen = set()
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if module is None or module.__name__ in seen or not hasattr(module, "start_early"):
+            continue
+        if item.originalname not in getattr(module, "START_EARLY_FOR", ()):
+            continue
+        seen.add(module.__name__)
+        folder = session.config._tmp_path_factory.mktemp(f"early-{module.__name__.split('.')[-1]}")
+        _EARLY[module.__name__] = module.start_early(folder)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Stop early subprocesses whose tests did not run (``-x``, Ctrl-C)."""
+    def stop(handle):
+        if isinstance(handle, dict):
+            handle = list(handle.values())
+        if isinstance(handle, (list, tuple)):
+            for part in handle:
+                stop(part)
+        elif hasattr(handle, "stop"):
+            handle.stop()
+        elif hasattr(handle, "poll") and handle.poll() is None:
+            handle.kill()
+            handle.wait()
+
+    stop(list(_EARLY.values()))
+
+
+def early_start(module_name: str, tmp_path_factory):
+    """The handle ``start_early`` returned for ``module_name``, started now if it was not."""
+    if module_name not in _EARLY:
+        module = __import__(module_name, fromlist=["start_early"])
+        folder = tmp_path_factory.mktemp(f"early-{module_name.split('.')[-1]}")
+        _EARLY[module_name] = module.start_early(folder)
+    return _EARLY[module_name]
 
 
 def _cpu_seconds() -> float:

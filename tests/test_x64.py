@@ -17,7 +17,8 @@ float64 computation) breaks only there. So these tests start new interpreters wi
   family, the waterfill solver and every gradient (``x64_script.py fast``), every algorithm
   and both solvers behind ``slow``.
 
-The two long subprocesses start together (a module fixture) and each test waits for its own.
+The two long subprocesses start together when the session starts (``start_early``, see
+tests/conftest.py) and each test waits for its own.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 import pytest
 
 from ldpjax import bandits
-from tests.conftest import REPO
+from tests.conftest import REPO, early_start
 
 CONFORMANCE = "tests/conformance/test_conformance.py"
 EVENTS = "tests/mechanisms/test_events.py"
@@ -113,14 +114,21 @@ def _pytest_args(paths: list[str], deselect=()) -> list[str]:
     return args
 
 
-@pytest.fixture(scope="module")
-def x64_runs(tmp_path_factory):
-    """The two long float64 subprocesses, started together (they overlap on two cores)."""
-    folder = tmp_path_factory.mktemp("x64")
-    runs = {
+START_EARLY_FOR = ("test_fail_closed_and_bad_inputs_under_x64", "test_every_family_runs_under_x64")
+
+
+def start_early(folder: Path) -> dict[str, _Run]:
+    """The two long float64 subprocesses, started together (tests/conftest.py starts them when
+    the session starts, so they overlap with the rest of the suite)."""
+    return {
         "suites": _Run(_pytest_args(FAST_SUBSET), folder / "suites.log"),
         "families": _Run(["tests/x64_script.py", "fast"], folder / "families.log"),
     }
+
+
+@pytest.fixture(scope="module")
+def x64_runs(tmp_path_factory):
+    runs = early_start(__name__, tmp_path_factory)
     yield runs
     for run in runs.values():
         run.stop()

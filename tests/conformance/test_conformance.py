@@ -20,29 +20,12 @@ import chex
 import jax
 import pytest
 
-import ldpjax.testing
 from ldpjax.testing import ConformanceCase, check_conformance, run_case
 from tests.conformance.case import all_cases
 
 CASES = all_cases()
 IDS = [c.name for c in CASES]
 NUM_SEEDS = 3
-#: Added to the checker's XLA options for this module: XLA CPU's legacy elemental emitters
-#: instead of the fusion emitters compile these tiny sweeps about 3x faster (20 sweeps: 35 s
-#: -> 12 s of backend compilation, measured); the checks are on values (finite / NaN / shapes),
-#: which do not depend on the emitter. (Candidate for ``ldpjax.testing.COMPILER_OPTIONS``.)
-FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _fast_compile_options():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(
-            ldpjax.testing,
-            "COMPILER_OPTIONS",
-            dict(ldpjax.testing.COMPILER_OPTIONS, **FAST_COMPILE),
-        )
-        yield
 
 
 def test_registry_covers_every_family():

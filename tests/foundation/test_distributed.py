@@ -20,6 +20,7 @@ import pytest
 
 from ldpjax import cluster, launch
 from ldpjax.engine import distributed
+from tests.conftest import early_start
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("distributed_script.py")
@@ -36,11 +37,65 @@ def _env(devices: int = 1) -> dict[str, str]:
     return env
 
 
+def _launch_cmd(args: list[str], processes: int = 2, script: Path = SCRIPT) -> list[str]:
+    return [sys.executable, "-m", "ldpjax.launch", "--processes", str(processes),
+            "--script", str(script), "--", *args]
+
+
 def _launch(args: list[str], processes: int = 2, devices: int = 1, script: Path = SCRIPT):
-    cmd = [sys.executable, "-m", "ldpjax.launch", "--processes", str(processes),
-           "--script", str(script), "--", *args]
-    return subprocess.run(cmd, env=_env(devices), capture_output=True, text=True,
-                          timeout=TIMEOUT, cwd=REPO)
+    return subprocess.run(_launch_cmd(args, processes, script), env=_env(devices),
+                          capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO)
+
+
+class _Started:
+    """A subprocess started now and finished later: ``finish()`` returns a CompletedProcess.
+    Its output goes to files (a full pipe would stall it until the test reads)."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], logs: Path):
+        self.cmd, self.logs = cmd, logs
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "stdout", "w") as out, open(logs / "stderr", "w") as err:
+            self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True,
+                                         cwd=REPO)
+
+    def finish(self) -> subprocess.CompletedProcess:
+        try:
+            self.proc.wait(timeout=TIMEOUT)
+        finally:
+            self.stop()
+        return subprocess.CompletedProcess(self.cmd, self.proc.returncode,
+                                           (self.logs / "stdout").read_text(),
+                                           (self.logs / "stderr").read_text())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+START_EARLY_FOR = ("test_two_processes_give_the_records_of_one_bit_for_bit",
+                   "test_a_killed_process_sweep_resumes")
+
+
+def start_early(folder: Path) -> dict[str, object]:
+    """The one-process sweep, the two-process sweep and the sweep whose process is killed,
+    started when the session starts (tests/conftest.py); the tests wait for them."""
+    runs: dict[str, object] = {"folder": folder}
+    for name, cmd, devices in (
+        ("single", [sys.executable, str(SCRIPT), "sweep", str(folder / "single" / "out"),
+                    str(folder / "single" / "ckpt")], 1),
+        ("two", _launch_cmd(["sweep", str(folder / "two" / "out"), str(folder / "two" / "ckpt")]),
+         2),
+        ("killed", _launch_cmd(["kill", str(folder / "kill" / "out"),
+                                str(folder / "kill" / "ckpt")]), 1),
+    ):
+        runs[name] = _Started(cmd, _env(devices), folder / f"{name}-logs")
+    return runs
+
+
+@pytest.fixture(scope="module")
+def early(tmp_path_factory):
+    return early_start(__name__, tmp_path_factory)
 
 
 def _records(path: Path) -> dict[str, np.ndarray]:
@@ -60,20 +115,20 @@ def _chunk_files(ckpt: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def single(tmp_path_factory):
+def single(early):
     """The sweep in one process (no launcher, no distributed runtime)."""
-    root = tmp_path_factory.mktemp("single")
-    proc = subprocess.run([sys.executable, str(SCRIPT), "sweep", str(root / "out"), str(root / "ckpt")],
-                          env=_env(), capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO)
+    root = early["folder"] / "single"
+    proc = early["single"].finish()
     assert proc.returncode == 0, proc.stderr[-3000:]
     info = json.loads((root / "out" / "info-p0.json").read_text())
     assert info["process_count"] == 1
     return root, _records(root / "out" / "records-p0.npz"), info
 
 
-def test_two_processes_give_the_records_of_one_bit_for_bit(single, tmp_path):
+def test_two_processes_give_the_records_of_one_bit_for_bit(single, early):
     root, reference, ref_info = single
-    proc = _launch(["sweep", str(tmp_path / "out"), str(tmp_path / "ckpt")], devices=2)
+    tmp_path = early["folder"] / "two"
+    proc = early["two"].finish()  # two processes of 2 devices each
     assert proc.returncode == 0, proc.stderr[-3000:]
     for pid in (0, 1):  # every process returns the full result
         info = json.loads((tmp_path / "out" / f"info-p{pid}.json").read_text())
@@ -93,10 +148,11 @@ def test_two_processes_give_the_records_of_one_bit_for_bit(single, tmp_path):
     assert info["first"]["fingerprint"] == ref_info["first"]["fingerprint"]
 
 
-def test_a_killed_process_sweep_resumes(single, tmp_path):
+def test_a_killed_process_sweep_resumes(single, early):
     _, reference, _ = single
+    tmp_path = early["folder"] / "kill"
     out, ckpt = str(tmp_path / "out"), str(tmp_path / "ckpt")
-    killed = _launch(["kill", out, ckpt])
+    killed = early["killed"].finish()
     # process 1 SIGKILLed itself after round 1; the launcher stopped process 0 and says 128 + 9
     assert killed.returncode == 128 + signal.SIGKILL, killed.stderr[-3000:]
     assert len(_chunk_files(tmp_path / "ckpt")) == 2  # round 1, saved by process 0

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from ldpjax.engine import Algorithm, make_key, product_grid, record, rollout, simulate
+from tests.conftest import early_start
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "sweep_script.py"
@@ -203,15 +204,35 @@ def _env(**extra):
     return env
 
 
-def _check_device_runs(tmp_path, mode):
-    """Run ``sweep_script.py MODE`` on 4 devices; every chunking and device count gives the
-    one-device, one-chunk records bit for bit, for each generator of the mode."""
-    out = tmp_path / "devices.npz"
-    subprocess.run(
+def _device_run(mode: str, out: Path) -> subprocess.Popen:
+    """``sweep_script.py MODE OUT`` on 4 CPU devices, started (not waited for)."""
+    return subprocess.Popen(
         [sys.executable, str(SCRIPT), mode, str(out)],
         env=_env(XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu"),
-        check=True, timeout=900,
     )
+
+
+START_EARLY_FOR = ("test_four_devices_bit_identical_to_one_device_and_any_chunk",)
+
+
+def start_early(folder: Path) -> tuple[subprocess.Popen, Path]:
+    """The fast suite's 4-device sweep, started when the session starts (tests/conftest.py)."""
+    out = folder / "devices.npz"
+    return _device_run("devices", out), out
+
+
+def _check_device_runs(tmp_path, mode, started=None):
+    """Run ``sweep_script.py MODE`` on 4 devices (or wait for the ``started`` one); every
+    chunking and device count gives the one-device, one-chunk records bit for bit, for each
+    generator of the mode."""
+    proc, out = started if started is not None else (
+        _device_run(mode, tmp_path / "devices.npz"), tmp_path / "devices.npz")
+    try:
+        code = proc.wait(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, f"sweep_script.py {mode} exited {code}"
     got = np.load(out)
     from ldpjax.engine.keys import INVARIANT_DEFAULT, UNSHARDABLE_IMPLS
 
@@ -247,9 +268,9 @@ def _check_device_runs(tmp_path, mode):
     np.testing.assert_array_equal(here.record["last"], got["one_device_whole_last"])
 
 
-def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path):
+def test_four_devices_bit_identical_to_one_device_and_any_chunk(tmp_path, tmp_path_factory):
     """The default generator (run device by device) and threefry (one sharded program)."""
-    _check_device_runs(tmp_path, "devices")
+    _check_device_runs(tmp_path, "devices", early_start(__name__, tmp_path_factory))
 
 
 @pytest.mark.slow
