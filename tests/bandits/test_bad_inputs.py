@@ -12,6 +12,7 @@ import pytest
 
 from ldpjax import bandits
 from ldpjax.engine import make_key, simulate
+from tests.bandits.spend_loop import spend_per_step
 
 ENV = bandits.make_environment([0.3, 0.2, 0.1])
 ENV2 = bandits.make_environment([[0.3, 0.2], [0.1, 0.4]])
@@ -184,19 +185,8 @@ def test_strategy_names_round_trip_and_never_overspend():
     # engine's batched kernels cost several times the compilation; the same check through
     # ``simulate`` runs in test_strategy_names_never_overspend_through_simulate, slow)
     alg = bandits.epsilon_greedy(bandits.PolicyConfig())
-
-    @jax.jit
-    def spend(p, keys):
-        def one(key):
-            def body(state, t):
-                state, o = alg.step(p, state, None, jax.random.fold_in(key, t))
-                return state, o.spend
-            return jax.lax.scan(body, alg.init(p, jax.random.fold_in(key, 99)),
-                                jnp.arange(2_000))[1]
-        return jax.vmap(one)(keys)
-
-    per_step = np.asarray(spend(bandits.epsilon_greedy_params(env, name, 0.5),
-                                jax.random.split(make_key(0), 2)))
+    per_step = np.asarray(spend_per_step(alg, bandits.epsilon_greedy_params(env, name, 0.5),
+                                         jax.random.split(make_key(0), 2), 2_000))
     assert per_step.shape == (2, 2_000) and np.all(per_step <= 0.5)
     assert np.max(per_step) > 0.0  # it does spend: the bound is not met vacuously
     xi_T = math.log(1 - 2 + 2 / (2 * math.log(2000) / 2000) ** (1 / 3))

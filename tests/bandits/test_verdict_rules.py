@@ -22,6 +22,7 @@ from ldpjax.experiments import bandits_mba as mba
 from ldpjax.experiments import bandits_simulation as sim
 from ldpjax.experiments import bandits_zozo as zozo
 from ldpjax.experiments.base import OptionValueError
+from tests.bandits.spend_loop import spend_per_step
 
 E4, E5, E6 = 10_000, 100_000, 1_000_000
 
@@ -200,25 +201,15 @@ def _uniform_start_case(block, init_constant):
 
 
 # Fast: the policies' own init/step, scanned over 3 steps and vmapped over 2 seeds under one
-# jit with the params traced (~0.5 CPU s a compilation). Through ``simulate`` (below, slow) the
-# same check costs ~9 CPU s for the block policy: the engine gathers the params per grid point,
-# which batches the block policy's binomial draws.
+# jit with the params traced, recording only the spend (tests/bandits/spend_loop.py). The
+# spend does not depend on the clicks, so XLA drops the block policy's binomial click draws,
+# the costly part of its compilation; through ``simulate`` (below, slow), which returns the
+# whole state (clicks included), the same check compiles them.
 @pytest.mark.parametrize("block", [False, True])
 @pytest.mark.parametrize("init_constant", [True, False])
 def test_uniform_start_spends_nothing_in_both_policies(block, init_constant):
     alg, p, expected = _uniform_start_case(block, init_constant)
-
-    @jax.jit
-    def spend(p, keys):
-        def one(key):
-            def body(state, t):
-                state, out = alg.step(p, state, None, jax.random.fold_in(key, t))
-                return state, out.spend
-            return jax.lax.scan(body, alg.init(p, jax.random.fold_in(key, 99)),
-                                jnp.arange(3))[1]
-        return jax.vmap(one)(keys)
-
-    per_step = np.asarray(spend(p, jax.random.split(make_key(0), 2)))
+    per_step = np.asarray(spend_per_step(alg, p, jax.random.split(make_key(0), 2), 3))
     start = [0.0, 0.0] if init_constant else [5.0, 5.0]
     assert np.allclose(per_step, [start + [5.0]] * 2)
     assert np.allclose(per_step.sum(axis=1), expected)
