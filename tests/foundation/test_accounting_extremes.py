@@ -74,7 +74,9 @@ def _inversions():
 def test_gdp_epsilon_and_tradeoff_float32_at_extremes(_inversions):
     e32, e64 = _inversions
     eps, ref = e32[:_N_EPS], e64[:_N_EPS]
-    assert eps.dtype == np.float32
+    # float32 mu with concrete float64 deltas: float32 by default, float64 when the whole
+    # session runs with JAX_ENABLE_X64 (JAX's promotion of a NumPy float64 array)
+    assert eps.dtype == jnp.result_type(jnp.float32, _INV_DELTA)
     assert np.all(np.isfinite(eps)) and np.all(eps >= 0)
     np.testing.assert_allclose(eps, ref, rtol=1e-4, atol=1e-5)
     # jitted: one kernel instead of ~50 eager ones (the eager path is tested in test_accounting_gdp)
