@@ -247,7 +247,7 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
                                         "reason": missing}
         else:
             runnable.append(experiment)
-    jobs = _reproduce_jobs(args, len(runnable))
+    jobs = _reproduce_jobs(args, runnable)
     clock = time.perf_counter()
     if jobs > 1:
         _reproduce_parallel(root, runnable, args, argv, jobs, entries, verdicts_of)
@@ -299,16 +299,19 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     return 1 if any(e["status"] == "failed" for e in report) else 0
 
 
-def _reproduce_jobs(args: argparse.Namespace, runnable: int) -> int:
+def _reproduce_jobs(args: argparse.Namespace, runnable: list) -> int:
+    """Experiments to run at once: ``--jobs`` (default :func:`default_jobs`), at most the
+    experiments, and 1 under ``--processes`` or when one was registered in this process only
+    (a fresh worker would not find it, or would find another of that name)."""
     import jax
 
-    from ldpjax.experiments.jobs import default_jobs
+    from ldpjax.experiments.jobs import default_jobs, worker_can_run
 
-    if args.jobs is None:
-        return default_jobs(runnable)
-    if jax.process_count() > 1:  # one of --processes N: the experiments run here, together
+    if not all(worker_can_run(e) for e in runnable) or jax.process_count() > 1:
         return 1
-    return max(1, min(args.jobs, runnable))
+    if args.jobs is None:
+        return default_jobs(len(runnable))
+    return max(1, min(args.jobs, len(runnable)))
 
 
 def _reproduce_parallel(root, experiments, args, argv, jobs, entries, verdicts_of) -> None:

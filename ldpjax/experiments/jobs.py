@@ -70,6 +70,14 @@ def default_jobs(num_experiments: int) -> int:
     return max(1, min(cores, 4, num_experiments))
 
 
+def worker_can_run(experiment) -> bool:
+    """Whether a fresh worker resolves ``experiment.name`` to this same experiment: defined in
+    ldpjax's experiments package or in a ``--plugin`` file (which every worker loads), not
+    registered by code that only this process ran."""
+    module = getattr(experiment.run, "__module__", None) or ""
+    return module.startswith(("ldpjax.experiments.", "ldpjax_plugin_"))
+
+
 _SETTINGS: JobSettings | None = None
 
 
@@ -183,5 +191,5 @@ def run_jobs(
     return [results[name] for name in names]
 
 
-__all__ = ["JobResult", "JobSettings", "default_jobs", "run_jobs"]
+__all__ = ["JobResult", "JobSettings", "default_jobs", "run_jobs", "worker_can_run"]
 

@@ -85,3 +85,26 @@ def test_jobs_below_one_is_a_usage_error(tmp_path, capsys):
     assert main(["reproduce", "--only", "demo", "--jobs", "0", "--out", str(tmp_path / "r")]) == 2
     assert "--jobs must be >= 1, got 0" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_experiments_registered_in_this_process_run_here(tmp_path, capsys):
+    """A worker would not see an experiment registered by this process only: one at a time."""
+    from ldpjax.experiments import Experiment, ExperimentResult, register
+    from ldpjax.experiments.base import _REGISTRY
+
+    def run(ctx):
+        return ExperimentResult(tables={"t": [{"x": 1}]}, summary="here")
+
+    names = ["j-local-a", "j-local-b"]
+    try:
+        for name in names:
+            register(Experiment(name, "registered in-process", run, in_reproduce=False))
+        out = tmp_path / "local"
+        assert main(["reproduce", "--only", ",".join(names), "--jobs", "2", "--out", str(out),
+                     "--no-progress", "--no-compile-cache"]) == 0
+        report = json.loads((out / "reproduce.json").read_text())
+        assert report["jobs"] == 1
+        assert [e["status"] for e in report["experiments"]] == ["ok", "ok"]
+    finally:
+        for name in names:
+            _REGISTRY.pop(name, None)
