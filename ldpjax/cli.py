@@ -128,17 +128,10 @@ def _launch_processes(processes: int, argv: list[str]) -> int:
 
 
 def _configure_jax(args: argparse.Namespace) -> None:
-    if getattr(args, "x64", False):
-        import jax
+    from ldpjax.experiments.runner import configure_jax
 
-        jax.config.update("jax_enable_x64", True)
-    if not getattr(args, "no_compile_cache", True):
-        from ldpjax.engine import enable_compile_cache
-
-        try:
-            enable_compile_cache()
-        except OSError as err:  # an unwritable cache folder must not stop a run
-            print(f"ldpjax: compile cache disabled ({err})", file=sys.stderr)
+    configure_jax(x64=getattr(args, "x64", False),
+                  compile_cache=not getattr(args, "no_compile_cache", True))
 
 
 def _cmd_list() -> int:
@@ -251,26 +244,8 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     clock = time.perf_counter()
     if jobs > 1:
         _reproduce_parallel(root, runnable, args, argv, jobs, entries, verdicts_of)
-    for experiment in runnable if jobs == 1 else ():
-        entry: dict[str, Any] = {"experiment": experiment.name}
-        start = time.perf_counter()
-        try:
-            result, out = run_experiment(
-                experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
-                seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-                rng=args.rng,
-                command=["ldpjax", *argv],
-            )
-            entry.update(status="ok", output=str(out))
-            verdicts_of[experiment.name] = list(result.verdicts)
-        except OSError as err:
-            if err.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise  # nothing further can be written: stop with one line
-            entry.update(status="failed", error=_print_failure(err))
-        except Exception as err:  # noqa: BLE001 - report every experiment, then fail
-            entry.update(status="failed", error=_print_failure(err))
-        entry["wall_seconds"] = round(time.perf_counter() - start, 1)
-        entries[experiment.name] = entry
+    else:
+        _reproduce_here(root, runnable, args, argv, run_experiment, entries, verdicts_of)
     report = []
     verdicts: list[Verdict] = []
     for experiment in experiments:  # registry order, whatever order they finished in
@@ -297,6 +272,30 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     print(format_verdict_table(verdict_rows) if verdict_rows else "  (no experiment reported "
           "verdicts)")
     return 1 if any(e["status"] == "failed" for e in report) else 0
+
+
+def _reproduce_here(root, experiments, args, argv, run_experiment, entries, verdicts_of) -> None:
+    """Run the experiments one by one in this process (with progress bars)."""
+    for experiment in experiments:
+        entry: dict[str, Any] = {"experiment": experiment.name}
+        start = time.perf_counter()
+        try:
+            result, out = run_experiment(
+                experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
+                seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
+                rng=args.rng,
+                command=["ldpjax", *argv],
+            )
+            entry.update(status="ok", output=str(out))
+            verdicts_of[experiment.name] = list(result.verdicts)
+        except OSError as err:
+            if err.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise  # nothing further can be written: stop with one line
+            entry.update(status="failed", error=_print_failure(err))
+        except Exception as err:  # noqa: BLE001 - report every experiment, then fail
+            entry.update(status="failed", error=_print_failure(err))
+        entry["wall_seconds"] = round(time.perf_counter() - start, 1)
+        entries[experiment.name] = entry
 
 
 def _reproduce_jobs(args: argparse.Namespace, runnable: list) -> int:

@@ -89,17 +89,9 @@ def _init_worker(settings: JobSettings) -> None:
     # the parent handles Ctrl-C and terminates the workers; a KeyboardInterrupt raised inside a
     # worker's XLA call would only leave it half-stopped
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import jax
+    from ldpjax.experiments.runner import configure_jax
 
-    if settings.x64:
-        jax.config.update("jax_enable_x64", True)
-    if settings.compile_cache:
-        from ldpjax.engine import enable_compile_cache
-
-        try:
-            enable_compile_cache()
-        except OSError as err:
-            print(f"ldpjax: compile cache disabled ({err})", file=sys.stderr)
+    configure_jax(x64=settings.x64, compile_cache=settings.compile_cache)
     from ldpjax.experiments import load_plugin
 
     for plugin in settings.plugins:

@@ -137,6 +137,21 @@ def _verdict_lines(verdicts: Sequence[Verdict], summary: str) -> str:
     return text
 
 
+def configure_jax(*, x64: bool, compile_cache: bool) -> None:
+    """Set up this process's JAX as a command asked: float64 (``--x64``) and the persistent
+    compilation cache (on unless ``--no-compile-cache``; an unwritable cache folder is
+    reported on stderr and does not stop the run)."""
+    if x64:
+        jax.config.update("jax_enable_x64", True)
+    if compile_cache:
+        from ldpjax.engine import enable_compile_cache
+
+        try:
+            enable_compile_cache()
+        except OSError as err:
+            print(f"ldpjax: compile cache disabled ({err})", file=sys.stderr)
+
+
 def _run_and_write(
     experiment: Experiment, out: Path, *, size: str, config: dict[str, Any], num_seeds: int,
     seed: int, key_impl: str, show_progress: bool, command: list[str] | None,
@@ -244,4 +259,4 @@ def run_experiment(
     return result, out
 
 
-__all__ = ["jax_environment", "package_versions", "run_experiment", "write_table"]
+__all__ = ["configure_jax", "jax_environment", "package_versions", "run_experiment", "write_table"]
