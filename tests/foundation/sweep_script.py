@@ -21,6 +21,7 @@ usage: python sweep_script.py MODE OUT [CHECKPOINT_DIR]
 
 from __future__ import annotations
 
+import os
 import sys
 
 if len(sys.argv) > 1 and sys.argv[1] == "x64":
@@ -32,7 +33,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ldpjax.engine import Algorithm, make_key, record, simulate
+from ldpjax.engine import Algorithm, enable_compile_cache, make_key, record, simulate
+
+if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)
+    enable_compile_cache()
 
 MUS = [0.25, 0.5, 1.0, 2.0]
 # seeds and seed chunks per mode: (seeds, even split, uneven split with time chunks, chunk 7)
