@@ -102,7 +102,6 @@ def _setup_compile_cache() -> None:
     os.environ["LDPJAX_CACHE_DIR"] = str(root)  # the CLI (here and in subprocesses) uses it
     try:
         folder = default_cache_dir()
-        folder.mkdir(parents=True, exist_ok=True)
         _trim_folder(folder, float(os.environ.get("LDPJAX_TEST_COMPILE_CACHE_MB", "2000")))
         enable_compile_cache(folder, min_compile_seconds=0.0)
     except OSError as err:  # an unwritable folder: run without the cache
