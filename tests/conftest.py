@@ -4,12 +4,20 @@
   which enables float64 for that test only (accounting accuracy, finite differences).
 * ``@pytest.mark.slow`` marks long statistical / full-size tests; the Quickstart/CI command
   deselects them with ``-m "not slow"``.
-* After every test module, garbage is collected and freed memory handed back to the OS; if the
-  process then holds more than ``LDPJAX_TEST_CACHE_MB`` (default 1000 MiB), JAX's compilation
-  caches are dropped too (:func:`_drop_compiled_kernels`). Kernels kept across modules are
-  reused (about a third fewer compilations where measured), but keeping all of them made the
-  session's memory grow past 3 GB. ``LDPJAX_TEST_KEEP_CACHES=1`` never drops them (to measure
-  the difference).
+* The fast suite runs on two pytest-xdist workers (``-n 2 --dist loadfile``: a module's tests
+  stay on one worker, so its ``scope="module"`` fixtures and kernels are made once). Modules
+  that set ``SCHEDULE_FIRST = n`` (long subprocess runs, the doctests) are handed out first,
+  highest ``n`` first, and the other modules in collection order (xdist's reordering by test
+  count is turned off), so both workers finish at about the same time. Without xdist nothing
+  is reordered.
+* After a test module, if the process holds more than ``LDPJAX_TEST_CACHE_MB`` (default 1000
+  MiB), garbage is collected and freed memory handed back to the OS, and if it still holds
+  more, JAX's compilation caches are dropped (:func:`_drop_compiled_kernels`); between two
+  tests of one module they are dropped above 1.5 times that (:func:`pytest_runtest_teardown`).
+  Each compiled kernel holds about a megabyte; kernels kept across modules are reused, but
+  keeping all of them made one process grow past 2 GB. A full garbage collection costs a few
+  tenths of a second in a process this size, so it runs only above the limit.
+  ``LDPJAX_TEST_KEEP_CACHES=1`` never drops them (to measure the difference).
 * Compiled kernels persist between runs of the suite: JAX's persistent compilation cache is
   on for the whole session, in ``LDPJAX_TEST_COMPILE_CACHE`` (default
   ``$XDG_CACHE_HOME/ldpjax/tests``, i.e. ``~/.cache/ldpjax/tests``; ``off`` turns it off).
@@ -22,15 +30,17 @@
 * ``LDPJAX_TEST_CPU_LOG=FILE`` appends one line per test (node id, CPU seconds of this
   process and its finished subprocesses, wall seconds, this process's peak RSS in MiB so
   far, then JAX's trace, lowering and backend-compile seconds and the number of backend
-  compilations): a per-test profile that stays meaningful when other jobs share the cores
-  (``--durations`` reports wall time only).
+  compilations, the pytest-xdist worker and the time the test ended): a per-test profile
+  that stays meaningful when other jobs share the cores (``--durations`` reports wall time
+  only).
 * Subprocess runs start early: a test module may define ``start_early(folder)``, which starts
   its long subprocesses (x64 suites, multi-device sweeps) and returns a handle; when one of
   the tests named in its ``START_EARLY_FOR`` is selected, conftest calls it once collection is
   done, so those processes run beside
   the in-process tests (which leave part of the second core idle) instead of while the session
   waits for them. The module's fixtures take the handle with :func:`early_start` (which starts
-  it then if it was not started early).
+  it then if it was not started early). Under pytest-xdist nothing starts early (the other
+  worker keeps the second core busy, and a worker does not know which modules it will get).
 * ``REPO`` and ``SHARED_DATA`` locate the repository and ``../shared/data`` (tests that need
   real data skip when it is absent).
 """
@@ -131,19 +141,45 @@ def _return_freed_memory() -> None:
         pass
 
 
+def _free_kernels() -> None:
+    """Drop JAX's compiled kernels and traces, collect the garbage, hand memory back."""
+    jax.clear_caches()
+    gc.collect()
+    _return_freed_memory()
+
+
+def _drop_if_over(limit_mb: float) -> bool:
+    """Free the compiled kernels if the process holds more than ``limit_mb`` after a garbage
+    collection; True if it did. Below the limit nothing runs (not even the collection, which
+    costs a few tenths of a second in a process this size)."""
+    if _resident_mb() <= limit_mb:
+        return False
+    gc.collect()
+    _return_freed_memory()
+    if _resident_mb() <= limit_mb:
+        return False
+    _free_kernels()
+    return True
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """Between two tests of one module, free the compiled kernels once the process holds more
+    than ``1.5 * LDPJAX_TEST_CACHE_MB`` (a module that compiles hundreds of kernels, such as
+    the doctests, would otherwise hold them all until it ends)."""
+    if os.environ.get("LDPJAX_TEST_KEEP_CACHES") == "1" or nextitem is None:
+        return
+    same_module = getattr(nextitem, "module", None) is getattr(item, "module", 0)
+    if same_module and _resident_mb() > 1.5 * CACHE_LIMIT_MB:
+        _free_kernels()
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _drop_compiled_kernels():
     """Once a module's tests are done, free the compiled kernels if the process holds more than
     ``LDPJAX_TEST_CACHE_MB`` (see the module doc)."""
     yield
-    if os.environ.get("LDPJAX_TEST_KEEP_CACHES") == "1":
-        return
-    gc.collect()
-    _return_freed_memory()
-    if _resident_mb() > CACHE_LIMIT_MB:
-        jax.clear_caches()
-        gc.collect()
-        _return_freed_memory()
+    if os.environ.get("LDPJAX_TEST_KEEP_CACHES") != "1":
+        _drop_if_over(CACHE_LIMIT_MB)
 
 
 _JAX_DURATIONS: dict[str, float] = {}
@@ -168,10 +204,30 @@ _COMPILE_EVENTS = (
 _EARLY: dict[str, object] = {}
 
 
+def pytest_configure(config):
+    """Under pytest-xdist, keep the collection order of the modules (``--dist loadfile`` would
+    otherwise sort them by their number of tests), so ``SCHEDULE_FIRST`` decides."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Under pytest-xdist, run the modules that set ``SCHEDULE_FIRST = n`` first, highest ``n``
+    first (module doc), so that the two workers finish together."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+
+    def rank(item):
+        module = getattr(item, "module", None)
+        return -float(getattr(module, "SCHEDULE_FIRST", 0) or 0)
+
+    items.sort(key=rank)  # stable: the order inside a module and among the rest is kept
+
+
 def pytest_collection_finish(session):
     """Start the early subprocesses of every module with a selected test (module doc)."""
-    if session.config.option.collectonly:
-        return
+    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # under pytest-xdist the other worker keeps the second core busy instead
     seen = set()
     for item in session.items:
         module = getattr(item, "module", None)
@@ -231,7 +287,9 @@ def pytest_runtest_protocol(item, nextitem):
     compiles = _JAX_COUNTS.get(_COMPILE_EVENTS[-1], 0)
     with open(log, "a") as f:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        f.write(f"{item.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{peak:.0f}\t{compile_columns}\t{compiles}\n")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        f.write(f"{item.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{peak:.0f}\t{compile_columns}\t{compiles}"
+                f"\t{worker}\t{time.time():.2f}\n")
 
 
 @pytest.fixture

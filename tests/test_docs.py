@@ -11,6 +11,8 @@ import shutil
 
 from tests.conftest import REPO
 
+SCHEDULE_FIRST = 2  # long: pytest-xdist starts it early (tests/conftest.py)
+
 
 def _load(name: str):
     spec = importlib.util.spec_from_file_location(f"ldpjax_docs_{name}", REPO / "docs" / f"{name}.py")

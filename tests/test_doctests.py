@@ -12,6 +12,8 @@ import pytest
 import ldpjax
 import ldpjax.accounting
 
+SCHEDULE_FIRST = 5  # long: pytest-xdist starts it early (tests/conftest.py)
+
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 

@@ -36,6 +36,8 @@ import pytest
 from ldpjax import bandits
 from tests.conftest import REPO, early_start
 
+SCHEDULE_FIRST = 6  # long: pytest-xdist starts it early (tests/conftest.py)
+
 CONFORMANCE = "tests/conformance/test_conformance.py"
 EVENTS = "tests/mechanisms/test_events.py"
 

@@ -16,6 +16,7 @@ of the script's compile time on two cores); without it (the slow suite) every ch
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -26,9 +27,12 @@ import numpy as np
 import ldpjax.quantile as Q
 from ldpjax import accounting, bandits, experts
 from ldpjax.demo.noisy_counter import counter_params, noisy_counter
-from ldpjax.engine import make_key, record, rollout, simulate
+from ldpjax.engine import enable_compile_cache, make_key, record, rollout, simulate
 from ldpjax.experts import agarwal_singh as AS
 from ldpjax.mechanisms import events as ev
+
+if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)
+    enable_compile_cache()
 
 NUM_SEEDS = 2
 DELTA = 1e-6

@@ -20,6 +20,8 @@ from ldpjax.cli import INTERRUPT_MESSAGE, main
 from ldpjax.engine.store import ChunkStore
 from ldpjax.experiments.outdir import LOCK_NAME, claim_output_dir
 
+SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -306,9 +308,11 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
 def test_run_with_two_processes_matches_one(tmp_path):
     """`ldpjax run NAME --processes 2` gives tables byte-identical to one process (this one:
     the single-process run is the same command in-process)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LDPJAX_")}
+    # the session's compilation cache (LDPJAX_CACHE_DIR, tests/conftest.py) and nothing else
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("LDPJAX_") or k == "LDPJAX_CACHE_DIR"}
     env["JAX_PLATFORMS"] = "cpu"
-    args = ["run", "demo", "--seeds", "40", "--no-progress", "--no-compile-cache"]
+    args = ["run", "demo", "--seeds", "40", "--no-progress"]
     assert main([*args, "--out", str(tmp_path / "one")]) == 0
     two = subprocess.run([sys.executable, "-m", "ldpjax", *args, "--out", str(tmp_path / "two"),
                           "--processes", "2"], env=env, capture_output=True)

@@ -3,6 +3,12 @@
 The sweeps run in subprocesses on 127.0.0.1 (``distributed_script.py``): one process alone, and
 two processes started by ``python -m ldpjax.launch`` (each with 2 CPU devices, so the exchange
 also covers processes with several devices). Records must be the same bytes.
+
+The two sweeps that compare records chunk by chunk (two processes against one, and a sweep
+whose process is killed, then resumed) start seven JAX processes between them, so they are
+``slow``; the fast suite keeps the multi-process identity end to end through the CLI
+(``tests/foundation/test_cli.py``: ``ldpjax run --processes 2`` gives the tables of one
+process) and the launcher's failure paths here.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import pytest
 from ldpjax import cluster, launch
 from ldpjax.engine import distributed
 from tests.conftest import early_start
+
+SCHEDULE_FIRST = 1  # long: pytest-xdist starts it early (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("distributed_script.py")
@@ -125,6 +133,7 @@ def single(early):
     return root, _records(root / "out" / "records-p0.npz"), info
 
 
+@pytest.mark.slow
 def test_two_processes_give_the_records_of_one_bit_for_bit(single, early):
     root, reference, ref_info = single
     tmp_path = early["folder"] / "two"
@@ -148,6 +157,7 @@ def test_two_processes_give_the_records_of_one_bit_for_bit(single, early):
     assert info["first"]["fingerprint"] == ref_info["first"]["fingerprint"]
 
 
+@pytest.mark.slow
 def test_a_killed_process_sweep_resumes(single, early):
     _, reference, _ = single
     tmp_path = early["folder"] / "kill"
