@@ -16,7 +16,9 @@
   tests of one module they are dropped above 1.5 times that (:func:`pytest_runtest_teardown`).
   Each compiled kernel holds about a megabyte; kernels kept across modules are reused, but
   keeping all of them made one process grow past 2 GB. A full garbage collection costs a few
-  tenths of a second in a process this size, so it runs only above the limit.
+  tenths of a second in a process this size, so it runs only above the limit. For the same
+  reason the objects that exist once collection is done (modules, functions, the test items)
+  are frozen (``gc.freeze``): Python's own full collections then skip them.
   ``LDPJAX_TEST_KEEP_CACHES=1`` never drops them (to measure the difference).
 * Compiled kernels persist between runs of the suite: JAX's persistent compilation cache is
   on for the whole session, in ``LDPJAX_TEST_COMPILE_CACHE`` (default
@@ -225,7 +227,10 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_collection_finish(session):
-    """Start the early subprocesses of every module with a selected test (module doc)."""
+    """Freeze what collection made; start the early subprocesses of every module with a
+    selected test (module doc)."""
+    gc.collect()
+    gc.freeze()
     if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER"):
         return  # under pytest-xdist the other worker keeps the second core busy instead
     seen = set()
