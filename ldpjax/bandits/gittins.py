@@ -398,20 +398,35 @@ def gittins_index_table(config: GittinsConfig, discount: ArrayLike,
     return _table_builder(config.max_count, config.depth, config.num_prices)(discount, prior)
 
 
+def _interp_diagonal(values: Array, position: Array) -> Array:
+    """``jnp.interp(x, diag_mean, values)`` on the evenly spaced diagonal means
+    diag_mean_j = (a0 + j) / (a0 + b0 + N), given position = x (a0 + b0 + N) - a0: linear
+    between the neighbouring entries, constant beyond the ends (no search: the grid is even)."""
+    last = values.shape[-1] - 1
+    if last == 0:
+        return jnp.broadcast_to(values[0], jnp.shape(position))
+    position = jnp.clip(position, 0, last)
+    left = jnp.clip(jnp.floor(position), 0, last - 1)
+    fraction = position - left
+    left = left.astype(jnp.int32)
+    low, high = values[left], values[left + 1]
+    return low + fraction * (high - low)
+
+
 def _lookup(index: Array, prior: Array, successes, failures) -> Array:
     """Index of Beta(a0 + s, b0 + f): table lookup, 1/n bonus extrapolation beyond the table."""
     n_max = index.shape[-1] - 1
     a0, b0 = prior[0], prior[1]
+    width = a0 + b0 + n_max
     diag_s = np.arange(n_max + 1)
-    diag_mean = (a0 + diag_s) / (a0 + b0 + n_max)
-    diag_bonus = index[diag_s, n_max - diag_s] - diag_mean
+    diag_bonus = index[diag_s, n_max - diag_s] - (a0 + diag_s) / width
     s = jnp.asarray(successes)
     f = jnp.asarray(failures)
     n = s + f
     looked_up = index[jnp.clip(s, 0, n_max), jnp.clip(f, 0, n_max)]  # NaN outside: not taken
     mean = (a0 + s) / (a0 + b0 + n)
-    bonus = jnp.interp(mean, diag_mean, diag_bonus)
-    extrapolated = mean + bonus * (n_max + a0 + b0) / (n + a0 + b0)
+    bonus = _interp_diagonal(diag_bonus, mean * width - a0)
+    extrapolated = mean + bonus * width / (n + a0 + b0)
     return jnp.where(n <= n_max, looked_up, extrapolated)
 
 

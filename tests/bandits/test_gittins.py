@@ -103,6 +103,24 @@ def test_extrapolation_beyond_the_table():
     assert np.all(np.abs((ext - mean) - (true - mean)) <= 0.4 * (true - mean))
 
 
+def test_diagonal_interpolation_equals_jnp_interp():
+    # the policy's closed-form interpolation on the evenly spaced diagonal means against
+    # jnp.interp on the same grid: equal up to the rounding of the two formulas (a few ulp
+    # of the bonus), clamped alike beyond both ends; a one-entry diagonal is a constant
+    from ldpjax.bandits.gittins import _interp_diagonal
+
+    dtype = jnp.result_type(float)
+    tol = 8 * float(jnp.finfo(dtype).eps)
+    for n_max, (a0, b0) in ((40, (1.0, 1.0)), (7, (0.5, 2.0)), (0, (1.0, 1.0))):
+        values = jnp.asarray(np.sin(np.arange(n_max + 1) * 0.7) * 0.01 + 0.02, dtype)
+        width = a0 + b0 + n_max
+        grid = (a0 + np.arange(n_max + 1)) / width
+        x = jnp.asarray(np.linspace(-0.2, 1.2, 2001), dtype)
+        got = np.asarray(jax.jit(_interp_diagonal)(values, x * width - a0))
+        want = np.asarray(jnp.interp(x, jnp.asarray(grid, dtype), values))
+        assert np.max(np.abs(got - want)) <= tol, (n_max, np.max(np.abs(got - want)))
+
+
 @pytest.mark.parametrize("call, name", [
     (lambda: bandits.gittins_table(-1, 0.9), "max_count"),
     (lambda: bandits.gittins_table(5, 1.0), "discount"),
