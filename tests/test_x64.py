@@ -9,7 +9,8 @@ float64 computation) breaks only there. So these tests start new interpreters wi
 * the environment variable really turns float64 on;
 * the mechanisms tests and the conformance test pass under x64: in the fast suite the
   fail-closed paths, the bad-input checks and the registry check (``FAST_SUBSET``); the laws,
-  events, float attack, audits and per-algorithm conformance subset (``SLOW_SUBSET``), and
+  events, float attack, audits, per-algorithm conformance subset and the Gittins and
+  budget modules (``MECHANISMS_SUBSET``, ``CONFORMANCE_SUBSET``, ``LIBRARY_SUBSET``), and
   then all of both, behind ``slow``;
 * ``tests/x64_script.py``: one small ``simulate`` sweep of algorithms of every family, their
   privacy events' epsilon, ``allocate_budget`` (both solvers) and ``jax.grad`` of bounds and
@@ -64,6 +65,9 @@ CONFORMANCE_SUBSET = [
     f"{CONFORMANCE}::test_algorithm_conforms[bandits/epsilon_greedy_dynamic]",
     f"{CONFORMANCE}::test_algorithm_conforms[demo/noisy_counter]",
 ]
+# Library modules with dtype-sensitive numerics of their own (the Gittins table builder's scan
+# carry, the dynamic schedule's cube root): whole, behind slow.
+LIBRARY_SUBSET = ["tests/bandits/test_gittins.py", "tests/bandits/test_budgets.py"]
 # Mechanisms tests that already run in float64 in-process (the ``x64`` fixture): deselected from
 # the subprocess, where they would only repeat themselves.
 ALREADY_X64 = [
@@ -150,7 +154,8 @@ def test_fail_closed_and_bad_inputs_under_x64(x64_runs):
 
 @pytest.mark.slow
 def test_mechanisms_and_conformance_subset_under_x64(tmp_path):
-    run = _Run(_pytest_args([*MECHANISMS_SUBSET, *CONFORMANCE_SUBSET], ALREADY_X64),
+    run = _Run(_pytest_args([*MECHANISMS_SUBSET, *CONFORMANCE_SUBSET, *LIBRARY_SUBSET],
+                            ALREADY_X64),
                tmp_path / "subset.log")
     try:
         run.finish(timeout=1800)

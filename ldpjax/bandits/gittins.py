@@ -528,7 +528,8 @@ def _check_gittins_leaves(params, config: GittinsConfig) -> None:
     # recompute grid point by grid point (the compiled table of gittins_params, no vmap)
     build = _table_builder(config.max_count, config.depth, config.num_prices)
     flat_d = jnp.asarray(params.discount).reshape(-1)
-    flat_p = jnp.asarray(params.prior).reshape(-1, 2)
+    # in the discount's dtype, as gittins_index_table builds it (x64 with a float32 leaf)
+    flat_p = jnp.asarray(params.prior, flat_d.dtype).reshape(-1, 2)
     tables = [build(flat_d[i], flat_p[i]) for i in range(flat_d.shape[0])]
     expected = np.stack([np.asarray(t.index) for t in tables]).reshape(index.shape)
     # both tables are midpoints of brackets of the same roots, each within its interpolation

@@ -177,7 +177,8 @@ def test_jax_port_in_float32_within_certified_bounds(n, discount, prices, prior)
     # Both tables are midpoints of brackets around the same exact roots (same depth): the
     # reference within its half-width (plus float64 rounding, 2^-29 of the float32 bound), the
     # port within its half-width plus its float32 rounding bound.
-    table = gittins_index_table(_config(n, discount, prices), discount, prior)
+    # a float32 discount builds a float32 table, with or without jax_enable_x64
+    table = gittins_index_table(_config(n, discount, prices), np.float32(discount), prior)
     assert table.index.dtype == jnp.float32
     d32 = float(np.float32(discount))  # the discount the port actually used
     ref = bandits.gittins_table(n, d32, prior=prior, num_prices=prices,
