@@ -129,22 +129,24 @@ def dynamic_explore_prob(clock: ArrayLike, num_arms: ArrayLike, init_steps: Arra
 
 
 def cube_root(y: ArrayLike) -> Array:
-    """y^{1/3} for y >= 0 (NaN stays NaN): exp(log(y) / 3), refined by one Newton step.
+    """The real cube root, as ``jnp.cbrt``: sign(y) exp(log|y| / 3), refined by one Newton step.
 
     Within 2 ulp of the correctly rounded root (``jnp.cbrt``; checked against float64 in the
-    tests), from operations XLA vectorises: ``jnp.cbrt`` was the costliest operation of the
-    per-visitor step on CPU, and the dynamic schedule evaluates it for every visitor.
+    tests); 0, +-inf and NaN map to themselves. Built from operations XLA vectorises:
+    ``jnp.cbrt`` was the costliest operation of the per-visitor step on CPU, and the dynamic
+    schedule evaluates it for every visitor.
 
     Example:
-      >>> round(float(cube_root(27.0)), 5), float(cube_root(0.0))
-      (3.0, 0.0)
+      >>> round(float(cube_root(27.0)), 5), round(float(cube_root(-8.0)), 5), float(cube_root(0.0))
+      (3.0, -2.0, 0.0)
     """
     y = jnp.asarray(y, jnp.result_type(y, float))
-    positive = y > 0
-    safe = jnp.where(positive, y, 1.0)  # no log(0) or 0 / 0 in the branch not taken
+    magnitude = jnp.abs(y)
+    regular = (magnitude > 0) & jnp.isfinite(magnitude)
+    safe = jnp.where(regular, magnitude, 1.0)  # no log(0) or inf / inf in the branch not taken
     guess = jnp.exp(jnp.log(safe) / 3.0)
     refined = (2.0 * guess + safe / (guess * guess)) / 3.0
-    return jnp.where(positive, refined, y)
+    return jnp.where(regular, jnp.where(y < 0, -refined, refined), y)
 
 
 def arm_specific_exploration(arm_budgets: ArrayLike, arm_mask: ArrayLike | None = None):

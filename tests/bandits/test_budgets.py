@@ -26,20 +26,27 @@ def test_cube_root_is_within_two_ulp_of_the_exact_root():
     clocks = np.arange(1, 200_001, dtype=np.float64)
     args = [k * np.log(clocks) / clocks for k in (2.0, 8.0)]
     args.append(np.geomspace(1e-30, 1e30, 20_001))
-    y = jnp.asarray(np.concatenate(args), dtype)
+    sweep = np.concatenate(args)
+    y = jnp.asarray(np.concatenate([sweep, -sweep]), dtype)  # negative roots as jnp.cbrt
     got = np.asarray(budgets_lib.cube_root(y), np.float64)
     exact = np.cbrt(np.asarray(y, np.float64))
-    positive = exact > 0
-    rel = np.abs(got[positive] - exact[positive]) / exact[positive]
+    nonzero = exact != 0
+    rel = np.abs(got[nonzero] - exact[nonzero]) / np.abs(exact[nonzero])
     assert rel.max() <= 2 * _ulp(dtype), rel.max()
-    assert np.all(got[~positive] == 0.0)
+    assert np.all(got[~nonzero] == 0.0)
 
 
-def test_cube_root_keeps_zero_nan_and_gradients_finite():
+def test_cube_root_keeps_zero_nan_inf_signs_and_gradients_finite():
     dtype = jnp.result_type(float)
-    values = budgets_lib.cube_root(jnp.asarray([0.0, np.nan, 8.0], dtype))
+    values = budgets_lib.cube_root(jnp.asarray([0.0, np.nan, 8.0, -27.0, np.inf, -np.inf], dtype))
     assert float(values[0]) == 0.0 and np.isnan(float(values[1]))
     assert abs(float(values[2]) - 2.0) <= 2 * _ulp(dtype) * 2.0
+    assert abs(float(values[3]) + 3.0) <= 2 * _ulp(dtype) * 3.0
+    assert float(values[4]) == np.inf and float(values[5]) == -np.inf
+    # subnormal inputs (below any budget's resolution) stay finite and non-negative
+    tiny = float(budgets_lib.cube_root(jnp.asarray(1e-40 if dtype == jnp.float32 else 1e-310,
+                                                   dtype)))
+    assert np.isfinite(tiny) and tiny >= 0.0
     # d/dy y^(1/3) = y^(-2/3) / 3; at y = 0 the unselected branch must not leak a NaN
     grad = jax.grad(lambda t: budgets_lib.cube_root(t))
     assert abs(float(grad(jnp.asarray(8.0, dtype))) - 1.0 / 12.0) <= 1e-5
