@@ -204,7 +204,7 @@ def mba_runs():
 
 def test_no_run_spends_more_than_its_gamma(mba_runs):
     spent = mba_runs.record["spend"]  # (strategy, gamma, seed): max_t xi_t
-    gammas = np.asarray(GAMMAS, np.float32)
+    gammas = np.asarray(GAMMAS, np.asarray(spent).dtype)  # gamma as the run holds it (x64 too)
     assert np.all(spent <= gammas[None, :, None])
     assert np.all(spent[0] == gammas[:, None])  # constant spends exactly gamma
     # capped: min(gamma, the dynamic schedule's largest xi = xi at T)
