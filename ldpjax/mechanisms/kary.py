@@ -211,19 +211,23 @@ def multinomial_counts(key: PRNGKey, count: ArrayLike, probs: ArrayLike) -> Arra
     """
     probs = jnp.asarray(probs)
     remaining = jnp.asarray(count, probs.dtype)
+    remaining = jnp.broadcast_to(remaining, jnp.broadcast_shapes(remaining.shape, probs.shape[:-1]))
     mass = jnp.ones(probs.shape[:-1], probs.dtype)
     keys = jax.random.split(key, probs.shape[-1])
-    out = []
-    for j in range(probs.shape[-1] - 1):
-        p = probs[..., j]
+
+    def draw_one(carry, xs):
+        # category j's count given the records left and the probability mass left
+        remaining, mass = carry
+        key_j, p = xs
         cond = jnp.where(mass > 0, jnp.clip(p / jnp.where(mass > 0, mass, 1.0), 0.0, 1.0), 0.0)
-        draw = jax.random.binomial(keys[j], remaining, cond, dtype=probs.dtype)
+        draw = jax.random.binomial(key_j, remaining, cond, dtype=probs.dtype)
         draw = jnp.minimum(jnp.round(draw), remaining)
-        out.append(draw)
-        remaining = remaining - draw
-        mass = jnp.maximum(mass - p, 0.0)
-    out.append(remaining)
-    return jnp.stack(out, axis=-1)
+        return (remaining - draw, jnp.maximum(mass - p, 0.0)), draw
+
+    # one sampler in the program, looped over the K - 1 categories (not unrolled: compile time)
+    (remaining, _), drawn = jax.lax.scan(
+        draw_one, (remaining, mass), (keys[:-1], jnp.moveaxis(probs[..., :-1], -1, 0)))
+    return jnp.concatenate([jnp.moveaxis(drawn, 0, -1), remaining[..., None]], axis=-1)
 
 
 def kary_randomized_response_counts(

@@ -134,3 +134,45 @@ def test_kary_counts_match_individual_reports():
     assert np.all(np.abs(counts.mean(0) - m * q) < 6 * se)
     # variances agree within 20% (SE of a sample variance ~ sqrt(2 / reps) = 3%)
     np.testing.assert_allclose(counts.var(0), m * q * (1 - q), rtol=0.2)
+
+
+def test_multinomial_counts_equal_sequential_conditional_binomials():
+    # The scanned sampler draws the same numbers as the textbook loop it replaces: category j
+    # ~ Binomial(remaining, p_j / mass left) with the j-th of K split keys, the last takes the rest.
+    from ldpjax.mechanisms.kary import multinomial_counts
+
+    probs = jnp.asarray([[0.1, 0.2, 0.3, 0.4], [0.5, 0.0, 0.25, 0.25]], jnp.float32)
+    count = jnp.asarray([37.0, 1000.0], jnp.float32)
+    key = jax.random.key(7)
+    keys = jax.random.split(key, 4)
+    remaining, mass, expected = count, jnp.ones(2, jnp.float32), []
+    for j in range(3):
+        cond = jnp.clip(probs[:, j] / mass, 0.0, 1.0)
+        draw = jnp.minimum(jnp.round(jax.random.binomial(keys[j], remaining, cond)), remaining)
+        expected.append(draw)
+        remaining, mass = remaining - draw, jnp.maximum(mass - probs[:, j], 0.0)
+    expected = np.stack([*map(np.asarray, expected), np.asarray(remaining)], -1)
+    np.testing.assert_array_equal(np.asarray(jax.jit(multinomial_counts)(key, count, probs)), expected)
+    # K = 1: everything in the one category
+    np.testing.assert_array_equal(np.asarray(multinomial_counts(key, 5.0, jnp.ones(1))), [5.0])
+
+
+def test_multinomial_counts_law():
+    # 20,000 draws of Multinomial(12, q): per-category means within 6 SE (SE = sqrt(12 q (1-q) /
+    # 20000)), and the first count's Binomial(12, q_0) law by a chi-square over pooled cells.
+    from ldpjax.mechanisms.kary import multinomial_counts
+
+    reps, m = 20_000, 12
+    q = np.array([0.5, 0.3, 0.15, 0.05])
+    sample = jax.vmap(lambda k: multinomial_counts(k, float(m), jnp.asarray(q, jnp.float32)))
+    draws = np.asarray(jax.jit(sample)(jax.random.split(KEY, reps)))
+    assert np.all(draws.sum(-1) == m)
+    se = np.sqrt(m * q * (1 - q) / reps)
+    assert np.all(np.abs(draws.mean(0) - m * q) < 6 * se)
+    # category 0 alone is Binomial(12, 0.5): chi-square over its 13 values, p > 1e-6 (see above)
+    pmf = stats.binom.pmf(np.arange(m + 1), m, q[0])
+    cells = np.bincount(draws[:, 0].astype(int), minlength=m + 1)
+    keep = pmf * reps >= 5
+    probs = np.concatenate([pmf[keep], [pmf[~keep].sum()]])
+    counts = np.concatenate([cells[keep], [cells[~keep].sum()]])
+    assert _chi2_pvalue(counts, probs) > 1e-6
