@@ -81,6 +81,7 @@ from ldpjax.bandits.state import (
     segment_of,
 )
 from ldpjax.engine import Algorithm
+from ldpjax._fusion import computed_once
 from ldpjax.mechanisms import (
     KaryRandomizedResponseEvent,
     kary_randomized_response_from_bits,
@@ -216,19 +217,6 @@ def release_arm(words, greedy_values, mask, explore_prob, weights, strategy, num
     explored_arm = jnp.where(strategy == budgets_lib.ARM_SPECIFIC, weighted, report)
     arm = jnp.where(explored, explored_arm, greedy)
     return jnp.where(report < 0, report, arm), greedy  # an invalid release stays invalid
-
-
-def computed_once(words: Array) -> Array:
-    """``words`` unchanged: max(w, 0) = w for uint32, taken as a reduction over the pair (w, 0).
-
-    XLA fuses a cheap elementwise producer into every consumer, so on CPU the generator's
-    rounds behind a step's words were recomputed in each fusion that reads them (every K-RR
-    division, the click, every state update). A reduction is not fused into its consumers:
-    the words are computed once per step and read by the rest (``lax.optimization_barrier``
-    is removed before fusion on CPU). Bit for bit the same values.
-    """
-    pair = jnp.stack([words, jnp.zeros_like(words)], axis=-1)
-    return jnp.max(pair, axis=-1)
 
 
 def arm_ctr(rates: Array, arm: Array) -> Array:

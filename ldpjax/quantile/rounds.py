@@ -34,6 +34,7 @@ import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax import mechanisms
+from ldpjax._fusion import computed_once
 from ldpjax.quantile.inference import (
     InferenceState,
     inference_init,
@@ -117,7 +118,8 @@ def weighted_sum(weights: Array, values: Array) -> Array:
     ``jnp.sum`` lets XLA choose the reduction tree, which may depend on the batch shape (seed
     chunk, devices) and so differ in the last bit; a fixed chain of adds does not.
     """
-    terms = weights * values
+    # the client terms are read by k slices: computed once, not once per slice (see fusion)
+    terms = computed_once(weights * values)
     k = terms.shape[-1]
     if k <= _UNROLL_MAX_CLIENTS:
         total = terms[..., 0]
