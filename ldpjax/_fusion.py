@@ -11,23 +11,14 @@ which gives back x bit for bit.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from ldpjax.types import Array, ArrayLike
 
 
-def computed_once(x: ArrayLike) -> Array:
-    """``x`` unchanged (bit for bit, NaN and signed zeros included), computed once.
-
-    max(x, floor) over a pair, with floor = -inf for floats, the smallest integer for integer
-    dtypes and False for booleans. Differentiable (the gradient flows to x).
-
-    Example:
-      >>> import jax.numpy as jnp
-      >>> computed_once(jnp.array([1.5, -0.0, jnp.inf])).tolist()
-      [1.5, -0.0, inf]
-    """
-    x = jnp.asarray(x)
+@jax.custom_jvp
+def _once(x: Array) -> Array:
     if jnp.issubdtype(x.dtype, jnp.floating):
         floor = -jnp.inf
     elif jnp.issubdtype(x.dtype, jnp.integer):
@@ -36,6 +27,29 @@ def computed_once(x: ArrayLike) -> Array:
         floor = False
     pair = jnp.stack([x, jnp.full_like(x, floor)], axis=-1)
     return jnp.max(pair, axis=-1)
+
+
+@_once.defjvp
+def _once_jvp(primals, tangents):
+    # the identity's derivative, exactly: max's own rule divides by the count of maxima, which
+    # is 0 at a NaN and would turn a zero cotangent (a masked NaN lane) into NaN
+    (x,), (dx,) = primals, tangents
+    return _once(x), dx
+
+
+def computed_once(x: ArrayLike) -> Array:
+    """``x`` unchanged (bit for bit, NaN and signed zeros included), computed once.
+
+    max(x, floor) over a pair, with floor = -inf for floats, the smallest integer for integer
+    dtypes and False for booleans. Differentiable as the identity (the tangent passes through
+    unchanged, also where x is NaN).
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> computed_once(jnp.array([1.5, -0.0, jnp.inf])).tolist()
+      [1.5, -0.0, inf]
+    """
+    return _once(jnp.asarray(x))
 
 
 __all__ = ["computed_once"]

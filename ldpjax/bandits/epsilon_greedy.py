@@ -56,6 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
+from ldpjax._fusion import computed_once
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.environment import (
     UNROLL_ARMS,
@@ -81,7 +82,6 @@ from ldpjax.bandits.state import (
     segment_of,
 )
 from ldpjax.engine import Algorithm
-from ldpjax._fusion import computed_once
 from ldpjax.mechanisms import (
     KaryRandomizedResponseEvent,
     kary_randomized_response_from_bits,

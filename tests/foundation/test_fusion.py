@@ -29,3 +29,14 @@ def test_computed_once_passes_the_gradient_through():
     x = jnp.asarray([0.3, -1.2, 2.0])
     grad = jax.grad(lambda y: jnp.sum(computed_once(y) ** 2))(x)
     np.testing.assert_allclose(np.asarray(grad), 2 * np.asarray(x), rtol=1e-6)
+
+
+def test_computed_once_gives_a_zero_gradient_to_a_masked_nan():
+    # a NaN lane that a where() discards gets cotangent 0, and must pass 0 back (jnp.max's own
+    # rule would give 0 / 0 = NaN there and poison the whole gradient)
+    def loss(y):
+        once = computed_once(jnp.log(y))  # log(-1) = NaN in lane 1
+        return jnp.sum(jnp.where(y > 0, once, 0.0))
+
+    grad = np.asarray(jax.grad(loss)(jnp.asarray([2.0, -1.0, 4.0])))
+    np.testing.assert_allclose(grad, [0.5, 0.0, 0.25], rtol=1e-6)
