@@ -118,7 +118,7 @@ def weighted_sum(weights: Array, values: Array) -> Array:
     ``jnp.sum`` lets XLA choose the reduction tree, which may depend on the batch shape (seed
     chunk, devices) and so differ in the last bit; a fixed chain of adds does not.
     """
-    # the client terms are read by k slices: computed once, not once per slice (see fusion)
+    # the client terms are read by k slices: computed once, not once per slice (ldpjax._fusion)
     terms = computed_once(weights * values)
     k = terms.shape[-1]
     if k <= _UNROLL_MAX_CLIENTS:
