@@ -320,7 +320,11 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
         check_params(params, config.num_segments, config.max_arms)
         check_segment_inputs(inputs, config.num_segments, config.replay_segments)
 
-    return Algorithm(init, step_fast if fast else step_sampling, validate, privacy_event)
+    # the fast step's float arithmetic on per-seed words and per-point params is exact or
+    # divisions and comparisons: grid-major (tests/bandits/test_grid_major.py checks the
+    # records against the flat layout, bit for bit)
+    return Algorithm(init, step_fast if fast else step_sampling, validate, privacy_event,
+                     grid_major=fast)
 
 
 __all__ = [

@@ -59,12 +59,23 @@ class Algorithm(NamedTuple):
         of one run at ``params`` as a :mod:`ldpjax.mechanisms.events` event, which the
         accountants (``epsilon``, ``delta``, ``tradeoff``) take. ``None`` for algorithms that
         release nothing private (non-private baselines, the demo's data generator).
+      grid_major: optional ``True`` when the step's results do not depend on how the engine
+        lays a batch out: on one device :func:`ldpjax.engine.simulate` then ``vmap``-s over
+        grid points and, inside, over seeds (:func:`ldpjax.engine.rollout.kernels`), so the
+        work that depends on the params only is done once per grid point, and with common
+        random numbers the step keys and random words once per seed. XLA may contract a
+        product and a sum into one fused multiply-add in one layout and not in the other, so a
+        step that combines values the layouts broadcast differently in ``a * b + c`` can round
+        differently: set it only for steps whose float arithmetic on such values is exact or
+        free of that pattern, and test the records against the flat layout (bit-identical).
+        Default ``False``: one ``vmap`` over the runs.
     """
 
     init: InitFn
     step: StepFn
     validate: ValidateFn | None = None
     privacy_event: PrivacyEventFn | None = None
+    grid_major: bool = False
 
 
 __all__ = ["Algorithm", "InitFn", "PrivacyEventFn", "StepFn", "ValidateFn"]

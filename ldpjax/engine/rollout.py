@@ -161,12 +161,23 @@ def run_specs(algorithm, recorder, num_steps, one_params, key, inputs0):
 
 
 @functools.lru_cache(maxsize=256)
-def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=True):
+def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=True,
+            grid_points=None):
     """Jitted batched init / advance / finalize for one static configuration (cached).
 
     The cache compares the recorder by value (:class:`~ldpjax.engine.record.Recorder`), the
     algorithm by its functions, and ``mesh`` by its devices.
+
+    ``grid_points`` (one device, no mesh; for algorithms marked ``grid_major``): the batch is
+    ``grid_points`` blocks of the same seeds (slot ``i`` is run ``(i // size, seeds[i %
+    size])``, as :meth:`~ldpjax.engine.plan.ChunkPlan.run_indices` lays it out without
+    padding), and ``advance`` vmaps over the grid points and, inside, over the seeds: the
+    params-only work of a step runs once per grid point, and with common random numbers its
+    key and random words once per seed. ``None``: one ``vmap`` over the runs, each gathering
+    its params. Both give the same runs with the same keys.
     """
+    if grid_points is not None and mesh is not None:
+        raise ValueError("grid_points (the grid-major layout) is for one device, without a mesh")
     out_sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec(AXIS))
 
     def stream(p):
@@ -189,13 +200,37 @@ def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=
 
         return jax.vmap(one)(param_idx, seed_idx, state, acc)
 
+    def adv_grid(params_flat, key, param_idx, seed_idx, state, acc, t0, xs):
+        del param_idx  # grid-major: run i is grid point i // size
+        runs = seed_idx.shape[0]
+        size = runs // grid_points
+
+        def block(x):
+            return x.reshape((grid_points, size) + x.shape[1:])
+
+        def point(p, params, seeds, state, acc):
+            def one(s, state, acc):
+                return advance(
+                    algorithm, recorder, num_steps, length, params, key, s, state, acc, t0, xs,
+                    stream(p),
+                )
+
+            return jax.vmap(one)(seeds, state, acc)
+
+        # every block holds the same seeds (shared, so per-seed work is not repeated per point)
+        out = jax.vmap(point, in_axes=(0, 0, None, 0, 0))(
+            jnp.arange(grid_points, dtype=jnp.int32), params_flat, seed_idx[:size],
+            *jax.tree_util.tree_map(block, (state, acc)))
+        return jax.tree_util.tree_map(lambda x: x.reshape((runs,) + x.shape[2:]), out)
+
     def finalize(acc):
         return jax.vmap(lambda a: recorder.finalize(a, num_steps))(acc)
 
     jit = functools.partial(jax.jit, out_shardings=out_sharding)
     # Donating the carried state saves memory on accelerators; CPU cannot use donated buffers.
     donate = () if jax.default_backend() == "cpu" else (4, 5)
-    return jit(init), jit(adv, donate_argnums=donate), jit(finalize)
+    stepper = adv if grid_points is None else adv_grid
+    return jit(init), jit(stepper, donate_argnums=donate), jit(finalize)
 
 
 def make_mesh(devices) -> Mesh | None:

@@ -532,6 +532,14 @@ def run_chunk(job: ChunkJob, first: int, stop: int, progress: ProgressFn | None 
     param_host, seed_host = plan.run_indices(first, stop, sweep.seed_offset)
     param_idx, seed_idx = executor.place(param_host), executor.place(seed_host)
     crn = sweep.common_random_numbers
+    # an algorithm marked grid_major, one device, no padding: the grid-major advance
+    grid_major = (
+        bool(getattr(sweep.algorithm, "grid_major", False))
+        and executor.mode == "single"
+        and np.array_equal(param_host, np.repeat(np.arange(plan.num_points), size))
+        and np.array_equal(seed_host, np.tile(seed_host[:size], plan.num_points))
+    )
+    grid_points = plan.num_points if grid_major else None
     init_fn, _, finalize_fn = kernels(
         sweep.algorithm, sweep.recorder, plan.num_steps, plan.time_chunk, executor.mesh, crn
     )
@@ -540,7 +548,8 @@ def run_chunk(job: ChunkJob, first: int, stop: int, progress: ProgressFn | None 
     ))
     for t0, length in plan.time_chunks():
         _, advance_fn, _ = kernels(
-            sweep.algorithm, sweep.recorder, plan.num_steps, length, executor.mesh, crn
+            sweep.algorithm, sweep.recorder, plan.num_steps, length, executor.mesh, crn,
+            grid_points,
         )
         xs = jax.tree_util.tree_map(lambda x, a=t0, b=t0 + length: x[a:b], sweep.inputs)
         state, acc = executor.unzip(executor.call(

@@ -1,0 +1,85 @@
+"""The epsilon-greedy fast step is marked ``grid_major``: on one device the engine runs it with
+the grid-major advance (params work once per grid point, common-random-number words once per
+seed). Its records must equal the flat layout's bit for bit -- at every chunk size, for every
+strategy, with drawn segments and two clocks -- or chunked, resumed and multi-device sweeps
+would disagree (``ldpjax.engine.base.Algorithm.grid_major``)."""
+
+from __future__ import annotations
+
+import importlib
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ldpjax import bandits
+from ldpjax.bandits.budgets import strategy_code
+from ldpjax.engine import make_key, product_grid, record, simulate
+
+rollout = importlib.import_module("ldpjax.engine.rollout")
+
+HORIZON = 120
+RECORD = record.combine(
+    regret=record.total(lambda o: o.regret),
+    arms=record.every_step(lambda o: o.arm),
+    spend=record.total(lambda o: o.spend),
+    explore=record.total(lambda o: o.explore_prob),
+)
+
+
+def _grid(config):
+    env = bandits.make_environment(np.asarray([[0.324, 0.295, 0.2], [0.1, 0.3, 0.25]]),
+                                   [0.4, 0.6])
+    base = bandits.epsilon_greedy_params(env, "constant", 1.0)
+    grid = product_grid(base, strategy=jnp.asarray([strategy_code(s) for s in
+                                                    ("constant", "capped", "arm_specific")],
+                                                   jnp.int32),
+                        gamma=jnp.asarray([0.05, 1.0, 5.0]))
+    # distinct per-arm budgets at every grid point (the arm-specific strategy reads them)
+    arm_budgets = grid.arm_budgets * jnp.asarray([1.0, 0.5, 2.0])
+    return jax.tree_util.tree_map(lambda x: x.reshape((9,) + x.shape[2:]),
+                                  grid._replace(arm_budgets=arm_budgets))
+
+
+@pytest.mark.parametrize("clock, sizes", [
+    ("segment", (1, 4)),  # a chunk of one seed too (degenerate axes fuse differently)
+    pytest.param("global", (1, 3, 8), marks=pytest.mark.slow),
+])
+def test_grid_major_records_equal_the_flat_layout(clock, sizes):
+    config = bandits.PolicyConfig(num_segments=2, max_arms=3, clock=clock)
+    algorithm = bandits.epsilon_greedy(config)
+    assert algorithm.grid_major
+    params = _grid(config)
+    key = make_key(3)
+    for crn in (True, False):
+        for size in sizes:
+            seeds = np.arange(5, 5 + size, dtype=np.uint32)
+            param_idx = jnp.asarray(np.repeat(np.arange(9, dtype=np.int32), size))
+            seed_idx = jnp.asarray(np.tile(seeds, 9))
+            init, flat, finalize = rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, None, crn)
+            _, grid, _ = rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, None, crn, 9)
+            state, acc = init(params, key, param_idx, seed_idx, None)
+            args = (params, key, param_idx, seed_idx, state, acc, jnp.int32(0), None)
+            by_flat, by_grid = flat(*args), grid(*args)
+            chex.assert_trees_all_equal(by_flat, by_grid)
+            assert np.asarray(finalize(by_grid[1])["arms"]).std() > 0  # not a constant run
+
+
+def test_simulate_runs_it_grid_major_and_chunking_does_not_change_it():
+    config = bandits.PolicyConfig(num_segments=2, max_arms=3, clock="segment")
+    algorithm = bandits.epsilon_greedy(config)
+    params = _grid(config)
+    # the shapes of the test above (chunks of 4 seeds and of 1): its kernels are reused
+    kw = dict(num_seeds=4, grid_ndim=1, record=RECORD)
+    whole = simulate(algorithm, params, make_key(4), HORIZON, **kw)
+    chunked = simulate(algorithm, params, make_key(4), HORIZON, seed_chunk=1, **kw)
+    chex.assert_trees_all_equal(whole.record, chunked.record)
+    assert not np.array_equal(whole.record["arms"][:, 0], whole.record["arms"][:, 1])
+    engine = importlib.import_module("ldpjax.engine.simulate")
+    # the sweep above compiled the grid-major advance of its 9 points
+    assert rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, None, True, 9)[1]._cache_size()
+    assert engine.kernels is rollout.kernels
+    with pytest.raises(ValueError, match="grid_points"):
+        rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, object(), True, 9)
