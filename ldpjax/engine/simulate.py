@@ -532,13 +532,9 @@ def run_chunk(job: ChunkJob, first: int, stop: int, progress: ProgressFn | None 
     param_host, seed_host = plan.run_indices(first, stop, sweep.seed_offset)
     param_idx, seed_idx = executor.place(param_host), executor.place(seed_host)
     crn = sweep.common_random_numbers
-    # an algorithm marked grid_major, one device, no padding: the grid-major advance
-    grid_major = (
-        bool(getattr(sweep.algorithm, "grid_major", False))
-        and executor.mode == "single"
-        and np.array_equal(param_host, np.repeat(np.arange(plan.num_points), size))
-        and np.array_equal(seed_host, np.tile(seed_host[:size], plan.num_points))
-    )
+    # an algorithm marked grid_major, one device, no padding (run_indices is then grid-major
+    # blocks of the same seeds): the grid-major advance
+    grid_major = sweep.algorithm.grid_major and executor.mode == "single" and plan.batch == runs
     grid_points = plan.num_points if grid_major else None
     init_fn, _, finalize_fn = kernels(
         sweep.algorithm, sweep.recorder, plan.num_steps, plan.time_chunk, executor.mesh, crn
