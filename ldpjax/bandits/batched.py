@@ -9,8 +9,8 @@ block is simulated *exactly* by counts:
     shows per arm   n_s ~ Multinomial(m_s, P(show . | segment s))  (K-RR row of segment s),
     clicks          c_{s,k} ~ Binomial(n_{s,k}, mu_k(s)),
 
-(multinomials as sequential conditional binomials, ``jax.random.binomial``) and the expected
-regret of the block is sum_{s,k} n_{s,k} (mu*(s) - mu_k(s)). Block sizes grow geometrically,
+(multinomials as sequential conditional binomials, :func:`ldpjax.mechanisms.binomial.binomial`)
+and the expected regret of the block is sum_{s,k} n_{s,k} (mu*(s) - mu_k(s)). Block sizes grow geometrically,
 n_b = clip(floor(growth * t), 1, T - t) for t visitors so far (at most 2^23 so that float32
 counts stay exact), so the first 1 / growth visitors are single-visitor blocks and a horizon
 T takes about 1/growth + log(growth T) / log(1 + growth) steps (~1,500 for T = 1.5e8 and
@@ -58,6 +58,7 @@ from ldpjax.bandits.epsilon_greedy import (
 from ldpjax.bandits.state import BanditState, check_policy_config, estimated_ctr
 from ldpjax.engine import Algorithm
 from ldpjax.mechanisms import KaryRandomizedResponseEvent, kary_randomized_response_counts
+from ldpjax.mechanisms.binomial import binomial  # the clicks (data sampling)
 from ldpjax.mechanisms.kary import multinomial_counts  # also used for segment counts (data)
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
@@ -225,7 +226,7 @@ def batched_epsilon_greedy(config: BlockConfig) -> Algorithm:
         shows = kary_report_counts(show_key, seg_counts, greedy, explore_prob,
                                    jnp.where(mask, weights, 0.0))
         # data sampling: the clicks of the shown arms
-        clicks = jnp.minimum(jnp.round(jax.random.binomial(click_key, shows, p.ctr, dtype=dtype)),
+        clicks = jnp.minimum(jnp.round(binomial(click_key, shows, p.ctr, dtype=dtype)),
                              shows)
         gaps = best_ctr(p.ctr, p.num_arms)[:, None] - p.ctr
         regret = jnp.sum(jnp.where(mask, shows * gaps, 0.0))

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 from ldpjax import _validation as v
 from ldpjax.accounting import krr_explore_prob
 from ldpjax.mechanisms import _domain as dom
+from ldpjax.mechanisms.binomial import binomial
 from ldpjax.mechanisms.randomized_response import report_bits
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
@@ -202,7 +203,7 @@ def multinomial_counts(key: PRNGKey, count: ArrayLike, probs: ArrayLike) -> Arra
     """Multinomial(count, probs) over the last axis, by sequential conditional binomials.
 
     ``count`` is a float array holding integers (broadcast against ``probs[..., 0]``). Exact in
-    law up to ``jax.random.binomial``'s float arithmetic.
+    law up to the float arithmetic of :func:`ldpjax.mechanisms.binomial.binomial`.
 
     Example:
       >>> import jax, jax.numpy as jnp
@@ -220,7 +221,7 @@ def multinomial_counts(key: PRNGKey, count: ArrayLike, probs: ArrayLike) -> Arra
         remaining, mass = carry
         key_j, p = xs
         cond = jnp.where(mass > 0, jnp.clip(p / jnp.where(mass > 0, mass, 1.0), 0.0, 1.0), 0.0)
-        draw = jax.random.binomial(key_j, remaining, cond, dtype=probs.dtype)
+        draw = binomial(key_j, remaining, cond, dtype=probs.dtype)
         draw = jnp.minimum(jnp.round(draw), remaining)
         return (remaining - draw, jnp.maximum(mass - p, 0.0)), draw
 
@@ -258,7 +259,7 @@ def kary_randomized_response_counts(
       Report counts, shape (..., K), summing to ``counts`` on the last axis. NaN where a traced
       argument is invalid (p outside [0, 1], p = 0 unless permitted, a category outside 0..K-1,
       a count that is not a whole number >= 0, weights that are negative or do not sum to 1).
-      A simulation path (``jax.random.binomial`` works in floating point).
+      A simulation path (:func:`ldpjax.mechanisms.binomial.binomial` works in floating point).
 
     Example:
       >>> import jax, jax.numpy as jnp
@@ -284,7 +285,7 @@ def kary_randomized_response_counts(
     p = jnp.where(ok, p, 1.0)
     m_safe = jnp.where(ok, m, 0.0)
     explore_key, arm_key = jax.random.split(key)
-    explorers = jnp.minimum(jnp.round(jax.random.binomial(explore_key, m_safe, p, dtype=w.dtype)),
+    explorers = jnp.minimum(jnp.round(binomial(explore_key, m_safe, p, dtype=w.dtype)),
                             m_safe)
     explored = multinomial_counts(arm_key, explorers, w)
     onehot = (jnp.arange(k) == category[..., None]).astype(w.dtype)

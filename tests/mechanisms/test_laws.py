@@ -139,6 +139,7 @@ def test_kary_counts_match_individual_reports():
 def test_multinomial_counts_equal_sequential_conditional_binomials():
     # The scanned sampler draws the same numbers as the textbook loop it replaces: category j
     # ~ Binomial(remaining, p_j / mass left) with the j-th of K split keys, the last takes the rest.
+    from ldpjax.mechanisms.binomial import binomial
     from ldpjax.mechanisms.kary import multinomial_counts
 
     probs = jnp.asarray([[0.1, 0.2, 0.3, 0.4], [0.5, 0.0, 0.25, 0.25]], jnp.float32)
@@ -148,7 +149,7 @@ def test_multinomial_counts_equal_sequential_conditional_binomials():
     remaining, mass, expected = count, jnp.ones(2, jnp.float32), []
     for j in range(3):
         cond = jnp.clip(probs[:, j] / mass, 0.0, 1.0)
-        draw = jnp.minimum(jnp.round(jax.random.binomial(keys[j], remaining, cond)), remaining)
+        draw = jnp.minimum(jnp.round(binomial(keys[j], remaining, cond)), remaining)
         expected.append(draw)
         remaining, mass = remaining - draw, jnp.maximum(mass - probs[:, j], 0.0)
     expected = np.stack([*map(np.asarray, expected), np.asarray(remaining)], -1)
