@@ -10,11 +10,11 @@ block is simulated *exactly* by counts:
     clicks          c_{s,k} ~ Binomial(n_{s,k}, mu_k(s)),
 
 (multinomials as sequential conditional binomials, :func:`ldpjax.mechanisms.binomial.binomial`)
-and the expected regret of the block is sum_{s,k} n_{s,k} (mu*(s) - mu_k(s)). Block sizes grow geometrically,
-n_b = clip(floor(growth * t), 1, T - t) for t visitors so far (at most 2^23 so that float32
-counts stay exact), so the first 1 / growth visitors are single-visitor blocks and a horizon
-T takes about 1/growth + log(growth T) / log(1 + growth) steps (~1,500 for T = 1.5e8 and
-growth = 0.01).
+and the expected regret of the block is sum_{s,k} n_{s,k} (mu*(s) - mu_k(s)). Block sizes grow
+geometrically, n_b = clip(floor(growth * t), 1, T - t) for t visitors so far (at most 2^23
+so that float32 counts stay exact), so the first 1 / growth visitors are single-visitor blocks
+and a horizon T takes about 1/growth + log(growth T) / log(1 + growth) steps (~1,500 for
+T = 1.5e8 and growth = 0.01).
 
 Approximation: this is exactly the policy "update Q and eps every block", a batched version of
 the paper's per-visitor epsilon-greedy (firms do update daily). With ``growth`` small the
