@@ -1,8 +1,9 @@
-"""The epsilon-greedy fast step is marked ``grid_major``: on one device the engine runs it with
-the grid-major advance (params work once per grid point, common-random-number words once per
-seed). Its records must equal the flat layout's bit for bit -- at every chunk size, for every
-strategy, with drawn segments and two clocks -- or chunked, resumed and multi-device sweeps
-would disagree (``ldpjax.engine.base.Algorithm.grid_major``)."""
+"""The epsilon-greedy fast step and the Gittins policy are marked ``grid_major``: on one device
+the engine runs them with the grid-major advance (params work once per grid point,
+common-random-number words once per seed). Their records must equal the flat layout's bit for
+bit -- at every chunk size, for every strategy, with drawn segments and two clocks -- or
+chunked, resumed and multi-device sweeps would disagree
+(``ldpjax.engine.base.Algorithm.grid_major``)."""
 
 from __future__ import annotations
 
@@ -83,3 +84,34 @@ def test_simulate_runs_it_grid_major_and_chunking_does_not_change_it():
     assert engine.kernels is rollout.kernels
     with pytest.raises(ValueError, match="grid_points"):
         rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, object(), True, 9)
+
+
+def test_gittins_grid_major_records_equal_the_flat_layout():
+    # two segments, three arms, a table of 20 observations per arm over 400 visitors: the
+    # lookup and the extrapolation beyond the table both run; four discounts (grid points)
+    from ldpjax.bandits.gittins import GittinsConfig, gittins_params, gittins_policy
+
+    env = bandits.make_environment(np.asarray([[0.324, 0.295, 0.2], [0.1, 0.3, 0.25]]),
+                                   [0.4, 0.6])
+    config = GittinsConfig(bandits.PolicyConfig(2, 3), max_count=20, max_discount=0.99,
+                           num_prices=64)
+    algorithm = gittins_policy(config)
+    assert algorithm.grid_major
+    grid = jax.vmap(lambda d: gittins_params(env, config, d))(jnp.asarray([0.8, 0.9, 0.95, 0.99]))
+    rec = record.combine(regret=record.total(lambda o: o.regret),
+                         arms=record.every_step(lambda o: o.arm))
+    horizon, key = 400, make_key(3)
+    for crn in (True, False):
+        for size in (1, 4):
+            seeds = np.arange(5, 5 + size, dtype=np.uint32)
+            param_idx = jnp.asarray(np.repeat(np.arange(4, dtype=np.int32), size))
+            seed_idx = jnp.asarray(np.tile(seeds, 4))
+            init, flat, finalize = rollout.kernels(algorithm, rec, horizon, horizon, None, crn)
+            _, by_point, _ = rollout.kernels(algorithm, rec, horizon, horizon, None, crn, 4)
+            state, acc = init(grid, key, param_idx, seed_idx, None)
+            args = (grid, key, param_idx, seed_idx, state, acc, jnp.int32(0), None)
+            by_flat, by_grid = flat(*args), by_point(*args)
+            chex.assert_trees_all_equal(by_flat, by_grid)
+            assert np.asarray(finalize(by_grid[1])["arms"]).std() > 0
+            # the runs reach beyond the table (20 per arm): the extrapolation is exercised
+            assert int(np.asarray(by_grid[0].shows).max()) > 20
