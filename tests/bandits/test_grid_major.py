@@ -44,6 +44,24 @@ def _grid(config):
                                   grid._replace(arm_budgets=arm_budgets))
 
 
+def _both_layouts(algorithm, rec, params, num_points, horizon, key, sizes):
+    """For common random numbers on and off and each chunk size: the flat and the grid-major
+    advance from the same initial state, asserted equal bit for bit; yields (grid-major
+    (state, acc), finalize)."""
+    for crn in (True, False):
+        for size in sizes:
+            seeds = np.arange(5, 5 + size, dtype=np.uint32)
+            param_idx = jnp.asarray(np.repeat(np.arange(num_points, dtype=np.int32), size))
+            seed_idx = jnp.asarray(np.tile(seeds, num_points))
+            init, flat, finalize = rollout.kernels(algorithm, rec, horizon, horizon, None, crn)
+            _, grid, _ = rollout.kernels(algorithm, rec, horizon, horizon, None, crn, num_points)
+            state, acc = init(params, key, param_idx, seed_idx, None)
+            args = (params, key, param_idx, seed_idx, state, acc, jnp.int32(0), None)
+            by_flat, by_grid = flat(*args), grid(*args)
+            chex.assert_trees_all_equal(by_flat, by_grid)
+            yield by_grid, finalize
+
+
 @pytest.mark.parametrize("clock, sizes", [
     ("segment", (1, 4)),  # a chunk of one seed too (degenerate axes fuse differently)
     pytest.param("global", (1, 3, 8), marks=pytest.mark.slow),
@@ -53,19 +71,9 @@ def test_grid_major_records_equal_the_flat_layout(clock, sizes):
     algorithm = bandits.epsilon_greedy(config)
     assert algorithm.grid_major
     params = _grid(config)
-    key = make_key(3)
-    for crn in (True, False):
-        for size in sizes:
-            seeds = np.arange(5, 5 + size, dtype=np.uint32)
-            param_idx = jnp.asarray(np.repeat(np.arange(9, dtype=np.int32), size))
-            seed_idx = jnp.asarray(np.tile(seeds, 9))
-            init, flat, finalize = rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, None, crn)
-            _, grid, _ = rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, None, crn, 9)
-            state, acc = init(params, key, param_idx, seed_idx, None)
-            args = (params, key, param_idx, seed_idx, state, acc, jnp.int32(0), None)
-            by_flat, by_grid = flat(*args), grid(*args)
-            chex.assert_trees_all_equal(by_flat, by_grid)
-            assert np.asarray(finalize(by_grid[1])["arms"]).std() > 0  # not a constant run
+    for by_grid, finalize in _both_layouts(algorithm, RECORD, params, 9, HORIZON, make_key(3),
+                                           sizes):
+        assert np.asarray(finalize(by_grid[1])["arms"]).std() > 0  # not a constant run
 
 
 def test_simulate_runs_it_grid_major_and_chunking_does_not_change_it():
@@ -100,18 +108,7 @@ def test_gittins_grid_major_records_equal_the_flat_layout():
     grid = jax.vmap(lambda d: gittins_params(env, config, d))(jnp.asarray([0.8, 0.9, 0.95, 0.99]))
     rec = record.combine(regret=record.total(lambda o: o.regret),
                          arms=record.every_step(lambda o: o.arm))
-    horizon, key = 400, make_key(3)
-    for crn in (True, False):
-        for size in (1, 4):
-            seeds = np.arange(5, 5 + size, dtype=np.uint32)
-            param_idx = jnp.asarray(np.repeat(np.arange(4, dtype=np.int32), size))
-            seed_idx = jnp.asarray(np.tile(seeds, 4))
-            init, flat, finalize = rollout.kernels(algorithm, rec, horizon, horizon, None, crn)
-            _, by_point, _ = rollout.kernels(algorithm, rec, horizon, horizon, None, crn, 4)
-            state, acc = init(grid, key, param_idx, seed_idx, None)
-            args = (grid, key, param_idx, seed_idx, state, acc, jnp.int32(0), None)
-            by_flat, by_grid = flat(*args), by_point(*args)
-            chex.assert_trees_all_equal(by_flat, by_grid)
-            assert np.asarray(finalize(by_grid[1])["arms"]).std() > 0
-            # the runs reach beyond the table (20 per arm): the extrapolation is exercised
-            assert int(np.asarray(by_grid[0].shows).max()) > 20
+    for by_grid, finalize in _both_layouts(algorithm, rec, grid, 4, 400, make_key(3), (1, 4)):
+        assert np.asarray(finalize(by_grid[1])["arms"]).std() > 0
+        # the runs reach beyond the table (20 per arm): the extrapolation is exercised
+        assert int(np.asarray(by_grid[0].shows).max()) > 20
