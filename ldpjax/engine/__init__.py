@@ -4,6 +4,7 @@ from ldpjax.engine import record
 from ldpjax.engine.base import Algorithm
 from ldpjax.engine.base import InitFn
 from ldpjax.engine.base import StepFn
+from ldpjax.engine.compile import ELEMENTAL_EMITTERS
 from ldpjax.engine.compile import enable_compile_cache
 from ldpjax.engine.grid import product_grid
 from ldpjax.engine.keys import make_key
@@ -17,6 +18,7 @@ from ldpjax.engine.simulate import SimulationResult
 from ldpjax.engine.simulate import simulate
 
 __all__ = [
+    "ELEMENTAL_EMITTERS",
     "Algorithm",
     "ChunkPlan",
     "InitFn",

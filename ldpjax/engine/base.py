@@ -69,6 +69,14 @@ class Algorithm(NamedTuple):
         differently: set it only for steps whose float arithmetic on such values is exact or
         free of that pattern, and test the records against the flat layout (bit-identical).
         Default ``False``: one ``vmap`` over the runs.
+      cpu_compiler_options: optional XLA options, as ``(name, value)`` pairs, for the engine's
+        kernels of this algorithm on a CPU backend (ignored on GPU/TPU); they are part of the
+        persistent compile cache's key. :data:`ldpjax.engine.ELEMENTAL_EMITTERS` (XLA CPU's
+        elemental emitters instead of its fusion emitters) compiles the quantile and experts
+        steps in about half the time at the same speed, and makes the bandits' binomial loops
+        ~2x slower; ``docs/pages/engine.md`` has the measurements. The options change code
+        generation only: the results can differ from the default options' in the last bits
+        (contracted multiply-adds), not in law. Default ``()``: XLA's defaults.
     """
 
     init: InitFn
@@ -76,6 +84,7 @@ class Algorithm(NamedTuple):
     validate: ValidateFn | None = None
     privacy_event: PrivacyEventFn | None = None
     grid_major: bool = False
+    cpu_compiler_options: tuple[tuple[str, Any], ...] = ()
 
 
 __all__ = ["Algorithm", "InitFn", "PrivacyEventFn", "StepFn", "ValidateFn"]

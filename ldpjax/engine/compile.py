@@ -15,6 +15,19 @@ _LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 _BACKEND = "/jax/core/compile/backend_compile_duration"
 _EVENTS = (_TRACE, _LOWER, _BACKEND)
 
+#: ``Algorithm.cpu_compiler_options`` for steps that XLA CPU compiles faster with its
+#: elemental emitters (no MLIR fusion emitters) at the same speed: the quantile and experts
+#: families (measured in ``docs/pages/engine.md``, "Compile options").
+ELEMENTAL_EMITTERS = (("xla_cpu_use_fusion_emitters", False),)
+
+
+def kernel_compiler_options(options) -> dict | None:
+    """The ``compiler_options`` of ``jax.jit`` for ``Algorithm.cpu_compiler_options`` on the
+    default backend (``None`` off CPU or when there are none)."""
+    if not options or jax.default_backend() != "cpu":
+        return None
+    return dict(options)
+
 
 def default_cache_dir() -> Path:
     """``$LDPJAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/ldpjax/jax-compile`` (``~/.cache/...``)."""
@@ -109,4 +122,10 @@ class CompileTimer:
         _LISTENER.local.stack.remove(self)
 
 
-__all__ = ["CompileTimer", "default_cache_dir", "enable_compile_cache"]
+__all__ = [
+    "ELEMENTAL_EMITTERS",
+    "CompileTimer",
+    "default_cache_dir",
+    "enable_compile_cache",
+    "kernel_compiler_options",
+]

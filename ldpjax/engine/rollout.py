@@ -18,6 +18,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ldpjax.engine import record as record_lib
 from ldpjax.engine.base import Algorithm
+from ldpjax.engine.compile import kernel_compiler_options
 from ldpjax.engine.keys import as_typed_key, convert_key, resolve_rng, seed_keys
 from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.types import PRNGKey, PyTree
@@ -226,7 +227,8 @@ def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=
     def finalize(acc):
         return jax.vmap(lambda a: recorder.finalize(a, num_steps))(acc)
 
-    jit = functools.partial(jax.jit, out_shardings=out_sharding)
+    jit = functools.partial(jax.jit, out_shardings=out_sharding,
+                            compiler_options=kernel_compiler_options(algorithm.cpu_compiler_options))
     # Donating the carried state saves memory on accelerators; CPU cannot use donated buffers.
     donate = () if jax.default_backend() == "cpu" else (4, 5)
     stepper = adv if grid_points is None else adv_grid

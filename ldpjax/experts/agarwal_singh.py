@@ -69,7 +69,7 @@ import optax
 
 from ldpjax import _validation as v
 from ldpjax.accounting import gaussian_mu, gdp_log_delta
-from ldpjax.engine import Algorithm
+from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
 from ldpjax.experts import privacy
 from ldpjax.mechanisms import (
     ComposedEvent,
@@ -282,7 +282,10 @@ def tree_hedge(config: TreeHedgeConfig) -> Algorithm:
         new_state = TreeHedgeState(t, node_sums, noisy_nodes)
         return new_state, TreeHedgeOutputs(gain, error)
 
-    return Algorithm(init, step, _validate(config), _event(config))
+    return Algorithm(
+        init, step, _validate(config), _event(config),
+        cpu_compiler_options=ELEMENTAL_EMITTERS,
+    )
 
 
 # --------------------------------------------------------------------------- accounting

@@ -64,7 +64,7 @@ import jax
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
-from ldpjax.engine import Algorithm
+from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
 from ldpjax.experts import privacy
 from ldpjax.experts.bounds import MAX_DELAY, _compute_delay
 from ldpjax.experts.privacy import privatize_gains
@@ -367,7 +367,10 @@ def _build(config: AdaBatchConfig, release: Release) -> Algorithm:
             action=action, gain=gains[action], batch_size=size, batch_start=starting
         )
 
-    return Algorithm(init, step, _validate(config), _event(config))
+    return Algorithm(
+        init, step, _validate(config), _event(config),
+        cpu_compiler_options=ELEMENTAL_EMITTERS,
+    )
 
 
 __all__ = [

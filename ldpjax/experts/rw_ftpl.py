@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
-from ldpjax.engine import Algorithm
+from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
 from ldpjax.experts import privacy
 from ldpjax.experts.privacy import privatize_gains
 from ldpjax.mechanisms import _domain as dom
@@ -279,7 +279,10 @@ def _build(config: FTPLConfig, release: Release) -> Algorithm:
         new_state = accumulate(state, noisy_gains)
         return new_state, FTPLOutputs(action=action, gain=gains[action])
 
-    return Algorithm(init, step, _validate(config), _event(config))
+    return Algorithm(
+        init, step, _validate(config), _event(config),
+        cpu_compiler_options=ELEMENTAL_EMITTERS,
+    )
 
 
 __all__ = [

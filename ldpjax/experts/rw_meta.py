@@ -66,7 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
-from ldpjax.engine import Algorithm
+from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
 from ldpjax.experts import privacy
 from ldpjax.experts.learners import Learner, LearnerSet, sets_init, sets_step
 from ldpjax.mechanisms import _domain as dom
@@ -356,7 +356,10 @@ def rw_meta(config: MetaConfig) -> Algorithm:
         )
         return new_state, outputs
 
-    return Algorithm(init, step, _validate(config), _event(config))
+    return Algorithm(
+        init, step, _validate(config), _event(config),
+        cpu_compiler_options=ELEMENTAL_EMITTERS,
+    )
 
 
 def rw_meta_algorithm(

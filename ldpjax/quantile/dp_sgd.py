@@ -58,7 +58,7 @@ import numpy as np
 from ldpjax import _validation as v
 from ldpjax import mechanisms
 from ldpjax.accounting import gdp_mu, rr_epsilon
-from ldpjax.engine import Algorithm
+from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
 from ldpjax.quantile.clients import client_cdf, sample_from_uniform, uniform_draws
 from ldpjax.quantile.inference import InferenceState
 from ldpjax.quantile.local_sgd import LocalSGDConfig
@@ -237,7 +237,10 @@ def dp_sgd(config: LocalSGDConfig, *, granularity: float | None = None,
         q = masked_local_steps(update, jnp.broadcast_to(state.iterate, (k,)), max_steps, local_steps)
         return federated_finish(params, state, q, local_steps)
 
-    return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
+    return Algorithm(
+        init, step, validate=validate, privacy_event=privacy_event,
+        cpu_compiler_options=ELEMENTAL_EMITTERS,
+    )
 
 
 __all__ = ["CALIBRATIONS", "DPSGDState", "SENSITIVITY", "dp_sgd", "dp_sgd_mu",
