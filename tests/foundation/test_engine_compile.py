@@ -11,8 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ldpjax.engine import Algorithm, make_key, product_grid, record, simulate
-from ldpjax.engine import ELEMENTAL_EMITTERS
+from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm, make_key, product_grid, record, simulate
 from ldpjax.engine.compile import CompileTimer, enable_compile_cache, kernel_compiler_options
 
 rollout_mod = importlib.import_module("ldpjax.engine.rollout")
