@@ -80,7 +80,7 @@ def _rollouts(algo, params, key, gains, mus=MUS):
 
         seeds = jax.vmap(one, (None, None, None, 0))
         _ROLLOUTS[sig] = jax.jit(jax.vmap(seeds, (0, None, None, None)))
-    grid = product_grid(params, mu=jnp.asarray(mus, jnp.float32))
+    grid = product_grid(params, mu=jnp.asarray(mus, jnp.result_type(float)))
     with no_privacy_permitted():
         state, rec = _ROLLOUTS[sig](grid, key, gains, jnp.arange(SEEDS))
     return jax.tree_util.tree_map(np.asarray, state), jax.tree_util.tree_map(np.asarray, rec)
