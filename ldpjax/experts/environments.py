@@ -39,6 +39,17 @@ def _float_dtype():
     return jnp.result_type(float)
 
 
+#: The 0/1 environments (Bernoulli, switching, equal) draw float32 uniforms against float32
+#: means in both precision modes, so a key gives the same gains matrix with ``jax_enable_x64``
+#: on or off (returned in the default float dtype). ``uniform_gains`` draws in the default dtype.
+_DRAW = jnp.float32
+
+
+def _bernoulli(key: PRNGKey, means: Array, shape: tuple[int, int]) -> Array:
+    draws = jax.random.uniform(key, shape, _DRAW)
+    return (draws < jnp.asarray(means, _DRAW)).astype(_float_dtype())
+
+
 def _check_means(base: ArrayLike, gap: ArrayLike) -> None:
     v.check_range("base", base, 0.0, 1.0)
     v.check_range("gap", gap, 0.0, 1.0)
@@ -85,10 +96,8 @@ def bernoulli_gains(
     """
     _check_shape(num_rounds, num_experts)
     _check_means(base, gap)
-    dtype = _float_dtype()
-    means = jnp.where(_best_mask(best, num_experts), jnp.asarray(base, dtype) + gap, base)
-    draws = jax.random.uniform(key, (num_rounds, num_experts), dtype)
-    return (draws < means).astype(dtype)
+    means = jnp.where(_best_mask(best, num_experts), jnp.asarray(base, _DRAW) + gap, base)
+    return _bernoulli(key, means, (num_rounds, num_experts))
 
 
 def uniform_gains(
@@ -136,8 +145,7 @@ def equal_gains(key: PRNGKey, num_rounds: int, num_experts: int, base: ArrayLike
     """
     _check_shape(num_rounds, num_experts)
     v.check_range("base", base, 0.0, 1.0)
-    dtype = _float_dtype()
-    common = (jax.random.uniform(key, (num_rounds, 1), dtype) < base).astype(dtype)
+    common = _bernoulli(key, base, (num_rounds, 1))
     return jnp.broadcast_to(common, (num_rounds, num_experts))
 
 
@@ -158,9 +166,11 @@ def switching_best(
     _check_shape(num_rounds, num_experts)
     v.check_range("switch_prob", switch_prob, 0.0, 1.0)
     first_key, switch_key, jump_key = jax.random.split(key, 3)
-    first = jax.random.randint(first_key, (), 0, num_experts)
-    switches = jax.random.uniform(switch_key, (num_rounds,)) < switch_prob
-    jumps = jax.random.randint(jump_key, (num_rounds,), 1, num_experts)
+    # 32-bit draws in both precision modes: the same key gives the same path with x64 on or off
+    first = jax.random.randint(first_key, (), 0, num_experts, jnp.int32)
+    switches = jax.random.uniform(switch_key, (num_rounds,), jnp.float32) < jnp.asarray(
+        switch_prob, jnp.float32)
+    jumps = jax.random.randint(jump_key, (num_rounds,), 1, num_experts, jnp.int32)
 
     def advance(best, scanned):
         switch, jump = scanned
@@ -197,13 +207,11 @@ def switching_gains(
     _check_shape(num_rounds, num_experts)
     _check_means(base, gap)
     v.check_range("switch_prob", switch_prob, 0.0, 1.0)
-    dtype = _float_dtype()
     schedule_key, gain_key = jax.random.split(key)
     best = switching_best(schedule_key, num_rounds, num_experts, switch_prob)
     is_best = jnp.arange(num_experts)[None, :] == best[:, None]
-    means = jnp.where(is_best, jnp.asarray(base, dtype) + gap, base)
-    draws = jax.random.uniform(gain_key, (num_rounds, num_experts), dtype)
-    return (draws < means).astype(dtype)
+    means = jnp.where(is_best, jnp.asarray(base, _DRAW) + gap, base)
+    return _bernoulli(gain_key, means, (num_rounds, num_experts))
 
 
 __all__ = [

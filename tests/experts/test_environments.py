@@ -81,6 +81,24 @@ def test_generators_jit_and_vmap_over_the_gap():
     assert switching.shape == (500, 3)
 
 
+def test_zero_one_environments_do_not_depend_on_x64():
+    """The same key gives the same Bernoulli, switching and tied gains (and the same best-expert
+    path) with ``jax_enable_x64`` on or off, so a test or an experiment sees one environment
+    in both modes; only the returned dtype follows the mode."""
+    def draws():
+        key = jax.random.key(22)
+        return (bernoulli_gains(key, 300, 4, 0.2), switching_gains(key, 300, 4, 0.3, 0.05),
+                equal_gains(key, 300, 4, 0.4), switching_best(key, 300, 4, 0.05))
+
+    plain = [np.asarray(x) for x in draws()]
+    with jax.enable_x64(True):
+        wide = [np.asarray(x) for x in draws()]
+    assert wide[0].dtype == np.float64 and plain[0].dtype == jnp.result_type(float)
+    for a, b in zip(plain, wide, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert 0 < plain[1].mean() < 1 and len(np.unique(plain[3])) > 1  # not degenerate
+
+
 @pytest.mark.parametrize(
     "call, name",
     [
