@@ -73,7 +73,7 @@ class Algorithm(NamedTuple):
         kernels of this algorithm on a CPU backend (ignored on GPU/TPU); they are part of the
         persistent compile cache's key. :data:`ldpjax.engine.ELEMENTAL_EMITTERS` (XLA CPU's
         elemental emitters instead of its fusion emitters) compiles the quantile and experts
-        steps in about half the time at the same speed, and makes the bandits' binomial loops
+        steps in about 0.6 of the time at the same speed, and makes the bandits' binomial loops
         ~2x slower; ``docs/pages/engine.md`` has the measurements. The options change code
         generation only: the results can differ from the default options' in the last bits
         (contracted multiply-adds), not in law. Default ``()``: XLA's defaults.

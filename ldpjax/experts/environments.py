@@ -168,8 +168,7 @@ def switching_best(
     first_key, switch_key, jump_key = jax.random.split(key, 3)
     # 32-bit draws in both precision modes: the same key gives the same path with x64 on or off
     first = jax.random.randint(first_key, (), 0, num_experts, jnp.int32)
-    switches = jax.random.uniform(switch_key, (num_rounds,), jnp.float32) < jnp.asarray(
-        switch_prob, jnp.float32)
+    switches = jax.random.uniform(switch_key, (num_rounds,), _DRAW) < jnp.asarray(switch_prob, _DRAW)
     jumps = jax.random.randint(jump_key, (num_rounds,), 1, num_experts, jnp.int32)
 
     def advance(best, scanned):
