@@ -134,7 +134,7 @@ def _sweep_and_plan(call: dict[str, Any], devices, memory_limit: int):
     """The engine's checked sweep, run specs and chunk plan for ``call`` (nothing runs)."""
     import importlib
 
-    from ldpjax.engine.rollout import inputs_at, run_specs, take
+    from ldpjax.engine.rollout import inputs_at, run_params_spec, run_specs
 
     sim = importlib.import_module("ldpjax.engine.simulate")  # the module, not the function
 
@@ -153,7 +153,7 @@ def _sweep_and_plan(call: dict[str, Any], devices, memory_limit: int):
             lambda x: x.reshape((sweep.num_points,) + x.shape[sweep.grid_ndim:]), sweep.params)
         inputs0 = None if sweep.inputs is None else inputs_at(sweep.inputs, 0)
         specs = sim.RunSpecs(*run_specs(sweep.algorithm, sweep.recorder, sweep.num_steps,
-                                        take(params_flat, 0), sweep.key, inputs0))
+                                        run_params_spec(params_flat), sweep.key, inputs0))
         plan = sim._make_plan(sweep, specs, None)
     return sweep, specs, plan, params_flat, inputs0
 

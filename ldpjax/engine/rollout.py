@@ -109,6 +109,17 @@ def take(params_flat, index):
     return jax.tree_util.tree_map(lambda x: x[index], params_flat)
 
 
+def run_params_spec(params_flat: PyTree) -> PyTree:
+    """Abstract params of one run (``ShapeDtypeStruct`` leaves without the batch axis): what
+    :func:`run_specs` needs, without an eager slicing op per leaf."""
+    return jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct(
+            jnp.shape(x)[1:], jnp.result_type(x), weak_type=bool(getattr(x, "weak_type", False))
+        ),
+        params_flat,
+    )
+
+
 def _abstract(tree: PyTree):
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     return treedef, tuple((tuple(jnp.shape(x)), jnp.result_type(x)) for x in leaves)
@@ -144,11 +155,12 @@ _specs_cached = _SpecCache()
 
 def run_specs(algorithm, recorder, num_steps, one_params, key, inputs0):
     """Abstract (state, acc, outputs, record) of one run; cached per algorithm, recorder and
-    input shapes so a repeated sweep does not trace the algorithm again."""
+    input shapes so a repeated sweep does not trace the algorithm again. ``one_params``: one
+    run's params, concrete or abstract (:func:`run_params_spec`)."""
 
     def probe():
         state_spec, acc_spec = jax.eval_shape(
-            lambda: init_run(algorithm, recorder, num_steps, one_params, key, 0, inputs0)
+            lambda p: init_run(algorithm, recorder, num_steps, p, key, 0, inputs0), one_params
         )
         _, out_spec = jax.eval_shape(algorithm.step, one_params, state_spec, inputs0, key)
         rec_spec = jax.eval_shape(lambda a: recorder.finalize(a, num_steps), acc_spec)
@@ -241,4 +253,4 @@ def make_mesh(devices) -> Mesh | None:
     return Mesh(np.asarray(devices), (AXIS,)) if len(devices) > 1 else None
 
 
-__all__ = ["advance", "init_run", "kernels", "rollout", "run_specs"]
+__all__ = ["advance", "init_run", "kernels", "rollout", "run_params_spec", "run_specs"]

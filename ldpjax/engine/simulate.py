@@ -65,7 +65,7 @@ from ldpjax.engine.fingerprint import stable, tree_digest
 from ldpjax.engine.grid import grid_shape_of
 from ldpjax.engine.keys import as_typed_key, convert_key, key_impl_name, resolve_rng
 from ldpjax.engine.plan import ChunkPlan, default_memory_limit, plan_chunks, tree_bytes
-from ldpjax.engine.rollout import inputs_at, kernels, rollout, run_specs, take
+from ldpjax.engine.rollout import inputs_at, kernels, rollout, run_params_spec, run_specs
 from ldpjax.engine.store import ChunkStore
 from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.types import PRNGKey, PyTree
@@ -407,7 +407,7 @@ def run_sweep(sweep: Sweep, checkpoint_dir, progress: ProgressFn | None):
     )
     inputs0 = None if sweep.inputs is None else inputs_at(sweep.inputs, 0)
     specs = RunSpecs(*run_specs(sweep.algorithm, sweep.recorder, sweep.num_steps,
-                                take(params_flat, 0), sweep.key, inputs0))
+                                run_params_spec(params_flat), sweep.key, inputs0))
     plan = _agreed_plan(sweep, specs)
     store, fp = None, ""
     if checkpoint_dir is not None:

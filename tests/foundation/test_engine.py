@@ -323,3 +323,43 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
     fresh = sweep_script.slow_sweep(tmp_path / "fresh")
     assert fresh.info["chunks_computed"] == sweep_script.SLOW_CHUNKS
     np.testing.assert_array_equal(resumed.record, fresh.record)
+
+
+def test_run_specs_from_abstract_params_equal_the_concrete_probe():
+    """The engine probes one run's shapes from abstract params (``run_params_spec``: no eager
+    slicing op per leaf); the specs equal those of the first run's concrete params, weak
+    types included (a Python-float leaf stays weakly typed, an int32 leaf keeps its dtype)."""
+    import importlib
+
+    rollout_mod = importlib.import_module("ldpjax.engine.rollout")  # the module
+
+    class Mixed(NamedTuple):
+        scale: jax.Array
+        drift: jax.Array
+        steps: jax.Array
+
+    def init(params, key):
+        return WalkState(jnp.zeros((3,)) + params.scale * 0.0, params.steps * 0)
+
+    def step(params, state, inputs, key):
+        moved = state.position + params.drift + inputs
+        return WalkState(moved, state.clock + params.steps), {"total": moved.sum() * params.scale}
+
+    algorithm = Algorithm(init, step)
+    params_flat = Mixed(jnp.broadcast_to(jnp.asarray(1.5), (2,)), jnp.full((2, 3), 0.5, jnp.float32),
+                        jnp.asarray([1, 2], jnp.int32))
+    assert params_flat.scale.weak_type and not params_flat.drift.weak_type
+    abstract = rollout_mod.run_params_spec(params_flat)
+    assert all(isinstance(x, jax.ShapeDtypeStruct) for x in jax.tree_util.tree_leaves(abstract))
+    assert abstract.scale.weak_type and abstract.steps.dtype == jnp.int32
+    recorder = record.total(lambda o: o["total"])
+    key, inputs0 = make_key(0), INPUTS[0]
+    rollout_mod._specs_cached.cache_clear()
+    from_spec = rollout_mod.run_specs(algorithm, recorder, 40, abstract, key, inputs0)
+    rollout_mod._specs_cached.cache_clear()
+    concrete = jax.tree_util.tree_map(lambda x: x[0], params_flat)
+    from_values = rollout_mod.run_specs(algorithm, recorder, 40, concrete, key, inputs0)
+    assert jax.tree_util.tree_structure(from_spec) == jax.tree_util.tree_structure(from_values)
+    for a, b in zip(jax.tree_util.tree_leaves(from_spec), jax.tree_util.tree_leaves(from_values),
+                    strict=True):
+        assert (a.shape, a.dtype, a.weak_type) == (b.shape, b.dtype, b.weak_type)
