@@ -34,7 +34,7 @@ from ldpjax.bench.workloads import DEFAULT_WORKLOADS, WORKLOADS
 # --------------------------------------------------------------------------- CLI and records
 def test_cli_writes_json_records_with_the_required_keys(tmp_path, capsys):
     path = tmp_path / "bench.json"
-    code = bench.main(["--size", "tiny", "--only", "agarwal-singh", "--repeats", "1",
+    code = bench.main(["--size", "tiny", "--only", "agarwal-singh", "--repeats", "3",
                        "--rng-sizes", "14", "--json", str(path)])
     records = json.loads(path.read_text())
     assert [r["workload"] for r in records] == ["agarwal-singh"]
@@ -43,6 +43,13 @@ def test_cli_writes_json_records_with_the_required_keys(tmp_path, capsys):
         assert r["mode"] == "default"
         assert r["numpy_seconds"] > 0 and r["ldpjax_seconds"] > 0 and r["compile_seconds"] >= 0
         assert r["speedup"] == pytest.approx(r["numpy_seconds"] / r["ldpjax_seconds"])
+        # the reported times are the medians of the repeats; the best ones are recorded too
+        assert r["time_statistic"] == "median" and r["repeats"] == 3
+        assert len(r["ldpjax_times"]) == len(r["numpy_times"]) == 3
+        assert r["ldpjax_seconds"] == sorted(r["ldpjax_times"])[1]
+        assert r["numpy_seconds"] == sorted(r["numpy_times"])[1]
+        assert r["ldpjax_best_seconds"] == min(r["ldpjax_times"])
+        assert r["numpy_best_seconds"] == min(r["numpy_times"])
         assert r["rng_floor_seconds"] == pytest.approx(
             r["random_words"] / r["rng_fastest_words_per_second"])
         assert r["agree"], r

@@ -6,9 +6,10 @@ RW-FTPL, RW-AdaBatch, RW-Meta, Agarwal & Singh; on request ``noisy-counter`` and
 a paper's research code is, :mod:`ldpjax.bench.authors_loop`) the bench
 
 1. runs the ldpjax side once (compile + run), then ``repeats`` more times: the steady time is
-   the best of those, the compile time the first call minus the steady time;
-2. runs the NumPy reference (:mod:`ldpjax.bench.numpy_reference`) ``repeats`` times (best
-   time), seeds 0, 1, ...; a baseline that times only a share of the replications (the
+   the median of those (the best is recorded too), the compile time the first call minus the
+   steady time;
+2. runs the NumPy reference (:mod:`ldpjax.bench.numpy_reference`) ``repeats`` times (median
+   time; the best recorded too), seeds 0, 1, ...; a baseline that times only a share of the replications (the
    authors' loop) has its seconds scaled up by the inverse share (``numpy_scale``);
 3. compares one statistic (a mean over seeds, see the workloads module for why the per-seed
    values are independent on both sides) with its standard error: ``agree`` is

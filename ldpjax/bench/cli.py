@@ -30,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "implementation (passed as simulate(rng=...); other implementations "
                              f"this JAX offers, among {', '.join(rng_lib.CANDIDATE_IMPLS)}, as "
                              "the key's own); default: the engine's default key")
-    parser.add_argument("--repeats", type=int, default=2,
-                        help="timed repetitions per side (best time is reported; default 2)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed repetitions per side (their median is reported, the best "
+                             "recorded too; default 5)")
     parser.add_argument("--rng-sizes", default="22,23,24", metavar="E[,E]",
                         help="generator rates are timed for 2^E words (default 22,23,24)")
     parser.add_argument("--json", default=None, metavar="PATH",
