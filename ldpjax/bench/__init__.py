@@ -9,8 +9,9 @@ a paper's research code is, :mod:`ldpjax.bench.authors_loop`) the bench
    the median of those (the best is recorded too), the compile time the first call minus the
    steady time;
 2. runs the NumPy reference (:mod:`ldpjax.bench.numpy_reference`) ``repeats`` times (median
-   time; the best recorded too), seeds 0, 1, ...; a baseline that times only a share of the replications (the
-   authors' loop) has its seconds scaled up by the inverse share (``numpy_scale``);
+   time; the best recorded too), seeds 0, 1, ...; a baseline that times only a share of the
+   replications (the authors' loop) has its seconds scaled up by the inverse share
+   (``numpy_scale``);
 3. compares one statistic (a mean over seeds, see the workloads module for why the per-seed
    values are independent on both sides) with its standard error: ``agree`` is
    |diff| <= 3 sqrt(se_numpy^2 + se_ldpjax^2) (a false alarm has probability 0.27% per
