@@ -346,8 +346,8 @@ def test_run_specs_from_abstract_params_equal_the_concrete_probe():
         return WalkState(moved, state.clock + params.steps), {"total": moved.sum() * params.scale}
 
     algorithm = Algorithm(init, step)
-    params_flat = Mixed(jnp.broadcast_to(jnp.asarray(1.5), (2,)), jnp.full((2, 3), 0.5, jnp.float32),
-                        jnp.asarray([1, 2], jnp.int32))
+    params_flat = Mixed(jnp.broadcast_to(jnp.asarray(1.5), (2,)),
+                        jnp.full((2, 3), 0.5, jnp.float32), jnp.asarray([1, 2], jnp.int32))
     assert params_flat.scale.weak_type and not params_flat.drift.weak_type
     abstract = rollout_mod.run_params_spec(params_flat)
     assert all(isinstance(x, jax.ShapeDtypeStruct) for x in jax.tree_util.tree_leaves(abstract))
