@@ -68,21 +68,18 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     star_np = workload_covariances(args.size).astype(np.dtype(jnp.result_type(float)))
     rounds, runs, m, _ = star_np.shape
-    star = jnp.asarray(star_np)
     shift = (np.abs(star_np).sum((-2, -1), keepdims=True) + 1.0) * np.eye(m)  # makes it PD
 
-    def scanned(op):
+    def scanned(op, matrices):
         kernel = jax.jit(lambda s: jax.lax.scan(lambda c, x: (c, op(x)), 0, s)[1])
-        return lambda: jax.block_until_ready(kernel(star))
+        matrices = jnp.asarray(matrices)
+        return lambda: jax.block_until_ready(kernel(matrices))
 
-    shifted = jnp.asarray(star_np + shift)
-    chol = jax.jit(lambda s: jax.lax.scan(lambda c, x: (c, jnp.linalg.cholesky(x)), 0, s)[1])
     rows = [
-        ("jnp.linalg.eigh (scan over rounds)", scanned(jnp.linalg.eigh)),
-        ("jnp.linalg.eigvalsh", scanned(jnp.linalg.eigvalsh)),
-        ("jnp.linalg.cholesky (shifted to PD)",
-         lambda: jax.block_until_ready(chol(shifted))),
-        ("batched matmul", scanned(lambda x: x @ x)),
+        ("jnp.linalg.eigh (scan over rounds)", scanned(jnp.linalg.eigh, star_np)),
+        ("jnp.linalg.eigvalsh", scanned(jnp.linalg.eigvalsh, star_np)),
+        ("jnp.linalg.cholesky (shifted to PD)", scanned(jnp.linalg.cholesky, star_np + shift)),
+        ("batched matmul", scanned(lambda x: x @ x, star_np)),
         ("np.linalg.eigh per round", lambda: [np.linalg.eigh(s) for s in star_np]),
     ]
     print(f"RW-Meta eigendecompositions, size {args.size}: {rounds} rounds x {runs} runs of "
