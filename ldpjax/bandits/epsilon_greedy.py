@@ -322,9 +322,11 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
 
     # the fast step's float arithmetic on per-seed words and per-point params is exact or
     # divisions and comparisons: grid-major (tests/bandits/test_grid_major.py checks the
-    # records against the flat layout, bit for bit)
+    # records against the flat layout, bit for bit). Two visitors per trip of the scan's loop:
+    # the fast step is small enough that the loop's own cost is a large share of it
+    # (docs/pages/engine.md, "Scan unroll"; the same records, tests/bandits/test_grid_major.py)
     return Algorithm(init, step_fast if fast else step_sampling, validate, privacy_event,
-                     grid_major=fast)
+                     grid_major=fast, scan_unroll=2 if fast else 1)
 
 
 __all__ = [

@@ -72,11 +72,21 @@ class Algorithm(NamedTuple):
       cpu_compiler_options: optional XLA options, as ``(name, value)`` pairs, for the engine's
         kernels of this algorithm on a CPU backend (ignored on GPU/TPU); they are part of the
         persistent compile cache's key. :data:`ldpjax.engine.ELEMENTAL_EMITTERS` (XLA CPU's
-        elemental emitters instead of its fusion emitters) compiles the quantile and experts
-        steps in about 0.6 of the time at the same speed, and makes the bandits' binomial loops
-        ~2x slower; ``docs/pages/engine.md`` has the measurements. The options change code
+        elemental emitters instead of its fusion emitters) compiles the experts and DP-SGD
+        steps in about 0.6 of the time at the same speed, and makes Local SGD up to ~2.8x and
+        the bandits' binomial loops ~2x slower; ``docs/pages/engine.md`` has the measurements. The options change code
         generation only: the results can differ from the default options' in the last bits
         (contracted multiply-adds), not in law. Default ``()``: XLA's defaults.
+      scan_unroll: optional static int >= 1, the ``unroll`` of the engine's ``lax.scan`` over
+        time: that many steps per trip of the compiled loop. For a small step (a few dozen
+        operations per run, as the bandits' per-visitor policy) the loop's own cost per trip
+        is a large share of the step, and 2 makes it ~1.2x faster on XLA's CPU backend; a large
+        step gains nothing and compiles for longer (``docs/pages/engine.md`` has the
+        measurements). The steps, their keys and their order are unchanged; as with
+        ``cpu_compiler_options``, float results can differ from ``scan_unroll=1``'s in the last
+        bits (a multiply-add contracted in one body and not the other), not in law. The
+        bandits' fast step (integer counts and comparisons) gives bit-identical records
+        (tested). Default 1.
     """
 
     init: InitFn
@@ -85,6 +95,7 @@ class Algorithm(NamedTuple):
     privacy_event: PrivacyEventFn | None = None
     grid_major: bool = False
     cpu_compiler_options: tuple[tuple[str, Any], ...] = ()
+    scan_unroll: int = 1
 
 
 __all__ = ["Algorithm", "InitFn", "PrivacyEventFn", "StepFn", "ValidateFn"]

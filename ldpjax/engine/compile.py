@@ -16,8 +16,9 @@ _BACKEND = "/jax/core/compile/backend_compile_duration"
 _EVENTS = (_TRACE, _LOWER, _BACKEND)
 
 #: ``Algorithm.cpu_compiler_options`` for steps that XLA CPU compiles faster with its
-#: elemental emitters (no MLIR fusion emitters) at the same speed: the quantile and experts
-#: families (measured in ``docs/pages/engine.md``, "Compile options").
+#: elemental emitters (no MLIR fusion emitters) at the same speed: the experts family and
+#: DP-SGD (measured in ``docs/pages/engine.md``, "Compile options"; Local SGD, Single and DC
+#: ran up to ~2.8x slower with them and keep XLA's defaults).
 ELEMENTAL_EMITTERS = (("xla_cpu_use_fusion_emitters", False),)
 
 

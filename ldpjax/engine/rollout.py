@@ -14,6 +14,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ldpjax.engine import record as record_lib
@@ -55,8 +56,17 @@ def advance(
         state, outputs = algorithm.step(params, state, inputs_t, jax.random.fold_in(run_key, t))
         return (state, recorder.update(acc, outputs, t, num_steps)), None
 
-    (state, acc), _ = jax.lax.scan(body, (state, acc), (times, xs), length=length)
+    (state, acc), _ = jax.lax.scan(body, (state, acc), (times, xs), length=length,
+                                   unroll=scan_unroll_of(algorithm))
     return state, acc
+
+
+def scan_unroll_of(algorithm) -> int:
+    """``algorithm.scan_unroll`` (:class:`~ldpjax.engine.Algorithm`), checked: an int >= 1."""
+    unroll = getattr(algorithm, "scan_unroll", 1)
+    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise ValueError(f"Algorithm.scan_unroll must be an integer >= 1; got {unroll!r}")
+    return int(unroll)
 
 
 def rollout(

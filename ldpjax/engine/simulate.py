@@ -364,6 +364,9 @@ def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, gri
     """Check every argument of :func:`simulate`; return the concrete, converted :class:`Sweep`."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError("algorithm must be an ldpjax.engine.Algorithm(init, step)")
+    from ldpjax.engine.rollout import scan_unroll_of  # local: rollout imports checks
+
+    scan_unroll_of(algorithm)
     if record is not None and not isinstance(record, record_lib.Recorder):
         raise TypeError(f"record must be an ldpjax.engine.record Recorder, got {type(record).__name__}")
     check_numeric_tree("inputs", inputs)

@@ -42,7 +42,7 @@ import jax.numpy as jnp
 
 from ldpjax import _validation as v
 from ldpjax import mechanisms
-from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
+from ldpjax.engine import Algorithm
 from ldpjax.quantile.clients import uniform_draws
 from ldpjax.quantile.inference import inference_init, inference_update, inference_variance
 from ldpjax.quantile.mechanism import client_reports, debiased_increment
@@ -124,10 +124,9 @@ def divide_and_conquer(config: DivideAndConquerConfig) -> Algorithm:
         outputs = RoundOutputs(weighted_sum(params.weights, q), estimate, variance, stats.samples[0])
         return RoundState(q, state.round + 1, stats, state.order), outputs
 
-    return Algorithm(
-        init, step, validate=validate, privacy_event=privacy_event,
-        cpu_compiler_options=ELEMENTAL_EMITTERS,
-    )
+    # XLA's default (fusion) emitters: with the elemental ones this kernel compiled faster but
+    # ran up to ~2.8x slower on CPU (docs/pages/engine.md, "Compile options")
+    return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 
 __all__ = ["DC_LR_SCALE", "DivideAndConquerConfig", "divide_and_conquer"]
