@@ -74,9 +74,9 @@ class Algorithm(NamedTuple):
         persistent compile cache's key. :data:`ldpjax.engine.ELEMENTAL_EMITTERS` (XLA CPU's
         elemental emitters instead of its fusion emitters) compiles the experts and DP-SGD
         steps in about 0.6 of the time at the same speed, and makes Local SGD up to ~2.8x and
-        the bandits' binomial loops ~2x slower; ``docs/pages/engine.md`` has the measurements. The options change code
-        generation only: the results can differ from the default options' in the last bits
-        (contracted multiply-adds), not in law. Default ``()``: XLA's defaults.
+        the bandits' binomial loops ~2x slower; ``docs/pages/engine.md`` has the measurements.
+        The options change code generation only: the results can differ from the default
+        options' in the last bits (contracted multiply-adds), not in law. Default ``()``: XLA's defaults.
       scan_unroll: optional static int >= 1, the ``unroll`` of the engine's ``lax.scan`` over
         time: that many steps per trip of the compiled loop. For a small step (a few dozen
         operations per run, as the bandits' per-visitor policy) the loop's own cost per trip

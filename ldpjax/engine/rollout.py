@@ -63,7 +63,7 @@ def advance(
 
 def scan_unroll_of(algorithm) -> int:
     """``algorithm.scan_unroll`` (:class:`~ldpjax.engine.Algorithm`), checked: an int >= 1."""
-    unroll = getattr(algorithm, "scan_unroll", 1)
+    unroll = algorithm.scan_unroll
     if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 1:
         raise ValueError(f"Algorithm.scan_unroll must be an integer >= 1; got {unroll!r}")
     return int(unroll)

@@ -65,7 +65,14 @@ from ldpjax.engine.fingerprint import stable, tree_digest
 from ldpjax.engine.grid import grid_shape_of
 from ldpjax.engine.keys import as_typed_key, convert_key, key_impl_name, resolve_rng
 from ldpjax.engine.plan import ChunkPlan, default_memory_limit, plan_chunks, tree_bytes
-from ldpjax.engine.rollout import inputs_at, kernels, rollout, run_params_spec, run_specs
+from ldpjax.engine.rollout import (
+    inputs_at,
+    kernels,
+    rollout,
+    run_params_spec,
+    run_specs,
+    scan_unroll_of,
+)
 from ldpjax.engine.store import ChunkStore
 from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.types import PRNGKey, PyTree
@@ -364,8 +371,6 @@ def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, gri
     """Check every argument of :func:`simulate`; return the concrete, converted :class:`Sweep`."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError("algorithm must be an ldpjax.engine.Algorithm(init, step)")
-    from ldpjax.engine.rollout import scan_unroll_of  # local: rollout imports checks
-
     scan_unroll_of(algorithm)
     if record is not None and not isinstance(record, record_lib.Recorder):
         raise TypeError(f"record must be an ldpjax.engine.record Recorder, got {type(record).__name__}")
