@@ -114,3 +114,38 @@ def test_bracketed_root_float32():
     f = lambda x, a: x * x - a  # noqa: E731
     r = bracketed_root(f, jnp.float32(0), jnp.float32(10), jnp.float32(2))
     assert r.dtype == jnp.float32 and float(r) == pytest.approx(math.sqrt(2), rel=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bracketed_root_stops_at_a_fixed_point_with_the_bits_of_every_iteration(dtype):
+    """The loop stops once no bit of its state changes; the answer must be bit for bit that of
+    running all ``num_iters`` iterations of the same step (here a fori_loop of it), also for
+    an entry with a NaN argument (its f is NaN) and under vmap with a batched stopping rule."""
+    from ldpjax.roots import _initial_carry, _rtsafe_step
+
+    if dtype == "float64" and not jax.config.jax_enable_x64:
+        pytest.skip("float64 needs jax_enable_x64")
+    f = lambda x, a, w: x**3 + w * jnp.expm1(x) - a  # noqa: E731 - increasing in x for w >= 0
+    a = jnp.asarray([1e-6, 0.3, 2.0, 8.0, 1e4, jnp.nan, 0.0], dtype)
+    w = jnp.asarray([0.0, 1.0, 0.5, 0.0, 2.0, 1.0, 1.0], dtype)
+    lo, hi = jnp.zeros_like(a), jnp.full_like(a, 30.0)
+
+    def every_iteration(lo, hi, a, w, num_iters):
+        carry = _initial_carry(f, lo, hi, (a, w))
+        carry = jax.lax.fori_loop(0, num_iters, lambda _, c: _rtsafe_step(f, (a, w), c), carry)
+        return carry[2]
+
+    for num_iters in (3, 80):
+        ours = jax.jit(lambda lo, hi, a, w, n=num_iters: bracketed_root(f, lo, hi, a, w,
+                                                                         num_iters=n))(lo, hi, a, w)
+        ref = jax.jit(every_iteration, static_argnums=4)(lo, hi, a, w, num_iters)
+        np.testing.assert_array_equal(np.asarray(ours).view(f"u{ours.dtype.itemsize}"),
+                                      np.asarray(ref).view(f"u{ref.dtype.itemsize}"))
+        batched = jax.vmap(lambda lo, hi, a, w, n=num_iters: bracketed_root(
+            f, lo, hi, a, w, num_iters=n))(lo, hi, a, w)
+        np.testing.assert_array_equal(np.asarray(batched).view(f"u{ours.dtype.itemsize}"),
+                                      np.asarray(ref).view(f"u{ref.dtype.itemsize}"))
+    finite = np.asarray([0, 1, 2, 3, 4, 6])  # the roots solve the equation (not the NaN row)
+    residual = f(np.asarray(ours)[finite], np.asarray(a)[finite], np.asarray(w)[finite])
+    np.testing.assert_allclose(residual / np.maximum(1.0, np.asarray(a)[finite]), 0.0,
+                               atol=1e-5 if dtype == "float32" else 1e-12)
