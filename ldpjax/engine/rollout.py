@@ -177,8 +177,9 @@ def run_specs(algorithm, recorder, num_steps, one_params, key, inputs0):
         return state_spec, acc_spec, out_spec, rec_spec
 
     key_sig = (tuple(key.shape), str(key.dtype))
-    signature = (
-        algorithm, recorder, num_steps, _abstract(one_params), _abstract(inputs0), key_sig
+    signature = (  # the x64 mode too: an algorithm's own arrays change dtype with it
+        algorithm, recorder, num_steps, _abstract(one_params), _abstract(inputs0), key_sig,
+        bool(jax.config.jax_enable_x64),
     )
     return _specs_cached.get(signature, probe)
 

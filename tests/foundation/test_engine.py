@@ -385,3 +385,26 @@ def test_run_specs_from_abstract_params_equal_the_concrete_probe():
     for a, b in zip(jax.tree_util.tree_leaves(from_spec), jax.tree_util.tree_leaves(from_values),
                     strict=True):
         assert (a.shape, a.dtype, a.weak_type) == (b.shape, b.dtype, b.weak_type)
+
+
+def test_run_specs_follow_the_x64_mode():
+    """A run's cached shapes are keyed by the x64 mode too: the same int32 params give a
+    float32 state without x64 and a float64 one with it (the algorithm's own zeros)."""
+    import importlib
+
+    rollout_mod = importlib.import_module("ldpjax.engine.rollout")
+
+    def init(params, key):
+        return jnp.zeros((2,)) + params  # float32 or float64 with the mode
+
+    def step(params, state, inputs, key):
+        return state + 1.0, {"state": state}
+
+    algorithm = Algorithm(init, step)
+    params, key = jnp.asarray(3, jnp.int32), make_key(0)
+    dtypes = []
+    for enabled in (False, True, False):
+        with jax.enable_x64(enabled):
+            state_spec = rollout_mod.run_specs(algorithm, record.last(), 5, params, key, None)[0]
+            dtypes.append(state_spec.dtype)
+    assert dtypes == [jnp.float32, jnp.float64, jnp.float32]
