@@ -199,6 +199,7 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
 def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
     if args.processes is not None and args.processes != 1:
         return _launch_processes(args.processes, argv)
+    started, cpu_at_start = time.perf_counter(), _cpu_seconds()
     from ldpjax.experiments import list_experiments, run_experiment
     from ldpjax.experiments.outdir import claim_output_dir
 
@@ -215,9 +216,10 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
     if args.jobs is not None and args.jobs < 1:
         return _fail(f"--jobs must be >= 1, got {args.jobs}")
     _configure_jax(args)
+    timing = {"started": started, "cpu": cpu_at_start, "cache_entries": _compile_cache_entries()}
     try:
         with claim_output_dir(args.out) as root:
-            return _reproduce_into(root, experiments, args, argv, run_experiment)
+            return _reproduce_into(root, experiments, args, argv, run_experiment, timing)
     except ValueError as err:  # the output folder was refused
         return _fail(str(err))
     except OSError as err:
@@ -226,7 +228,41 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
         raise
 
 
-def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
+def _cpu_seconds() -> float | None:
+    """User + system CPU time of this process and of its children that have exited (the
+    workers, once the pool has shut down)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not Unix
+        return None
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def _cores_available() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _compile_cache_entries() -> int | None:
+    """Files in JAX's persistent compile cache now (0: a cold run), None when it is off."""
+    import jax
+
+    folder = jax.config.jax_compilation_cache_dir
+    if not folder:
+        return None
+    try:
+        return sum(1 for _ in os.scandir(folder))
+    except OSError:
+        return 0
+
+
+def _reproduce_into(root: Path, experiments, args, argv, run_experiment, timing: dict) -> int:
     from ldpjax.experiments.verdicts import Verdict, format_verdict_table, verdict_table
 
     entries: dict[str, dict[str, Any]] = {}
@@ -260,10 +296,18 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment) -> int:
     verdict_rows = verdict_table(verdicts)
     from ldpjax.experiments.runner import _jsonable
 
+    total = time.perf_counter() - clock
+    cpu = _cpu_seconds()
     (root / "reproduce.json").write_text(json.dumps(
         _jsonable({"command": ["ldpjax", *argv], "size": args.size, "jobs": jobs,
+                   # from the command's start (the CLI loaded) to this file, and the CPU time of
+                   # this process and of its workers over that span; the compile cache's files
+                   # when the command started (0: cold, None: cache off)
+                   "wall_seconds": round(time.perf_counter() - timing["started"], 2),
+                   "cpu_seconds": None if cpu is None else round(cpu - timing["cpu"], 2),
+                   "cores": _cores_available(),
+                   "compile_cache_entries_at_start": timing["cache_entries"],
                    "experiments": report, "verdicts": verdict_rows}), indent=2))
-    total = time.perf_counter() - clock
     print(f"\n== reproduce: {len(report)} experiment(s) in {total:.0f} s -> {root}")
     for entry in report:
         extra = entry.get("reason") or entry.get("error") or f"{entry.get('wall_seconds')} s"

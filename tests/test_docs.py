@@ -6,6 +6,7 @@ the "write your own algorithm" page runs."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 
@@ -87,6 +88,26 @@ def test_check_fails_on_a_stale_block_and_fill_repairs_it(tmp_path, monkeypatch,
     shutil.copy(data / "reproduce.json", folder / "reproduce.json")
     results.fill(folder, [page])
     assert "No `bench.json`" in page.read_text()
+
+
+def test_the_reproduce_timing_block_reads_the_run(tmp_path):
+    results = _load("results")
+    base = {"command": ["ldpjax", "reproduce"], "size": "small", "jobs": 2, "verdicts": [],
+            "experiments": [{"experiment": "demo", "status": "ok", "wall_seconds": 0.4}]}
+    (tmp_path / "reproduce.json").write_text(json.dumps(base))
+    assert "records no run time" in results.reproduce_timing(tmp_path, {})[0]
+    for entries, state in ((0, "cold: empty compile cache"),
+                           (577, "warm: 577 compile-cache files at the start"),
+                           (None, "compile cache off")):
+        (tmp_path / "reproduce.json").write_text(json.dumps(dict(
+            base, wall_seconds=42.56, cpu_seconds=81.7, cores=2,
+            compile_cache_entries_at_start=entries)))
+        lines = results.reproduce_timing(tmp_path, {})
+        assert lines[0].startswith("`ldpjax reproduce` (size `small`, 2 worker(s) on 2 cores, "
+                                   f"{state}): **42.56 s** wall, 81.7 s of CPU time")
+        assert "| `demo` | ok | 0.4 |" in lines
+        brief = results.reproduce_timing(tmp_path, {"brief": "1"})
+        assert len(brief) == 1 and f"2 worker(s) on 2 cores, {state}), took **42.56 s**" in brief[0]
 
 
 def _python_blocks(path) -> str:

@@ -199,5 +199,5 @@ EXPERIMENT = Experiment(
     sizes={"small": {"seeds": 1}, "paper": {"seeds": 1, "points": 1000,
                                             "arms": (2, 3, 4, 5, 8)}},
     order=63,
-    cost=1,
+    cost=4,
 )

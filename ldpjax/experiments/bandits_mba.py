@@ -472,5 +472,5 @@ EXPERIMENT = Experiment(
     sizes={"small": {"seeds": 50, "short_runs": 200},
            "paper": {"seeds": 1000, "exact_max_horizon": 1_000_000}},
     order=60,
-    cost=35,
+    cost=46,
 )

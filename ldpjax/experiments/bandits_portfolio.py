@@ -393,5 +393,5 @@ EXPERIMENT = Experiment(
            "paper": {"seeds": 100, "block_growth": 0.01,
                      "Gamma": (0.01, 0.1, 1.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 500.0)}},
     order=62,
-    cost=20,
+    cost=37,
 )

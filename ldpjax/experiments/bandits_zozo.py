@@ -358,5 +358,5 @@ EXPERIMENT = Experiment(
     sizes={"small": {"seeds": 20},
            "paper": {"seeds": 1000, "exact_max_horizon": 1_000_000, "gittins": 1}},
     order=61,
-    cost=15,
+    cost=26,
 )

@@ -135,7 +135,9 @@ class Experiment:
       in_reproduce: whether ``ldpjax reproduce`` runs it.
       order: position in ``list`` / ``reproduce``.
       cost: relative running time at the small size; ``reproduce --jobs N`` starts the costliest
-        first, so that the longest one does not start last.
+        first, so that the longest one does not start last (ldpjax's own: the seconds of one
+        cold plus one warm ``reproduce`` on 2 cores, each experiment from its start to its
+        files written).
     """
 
     name: str

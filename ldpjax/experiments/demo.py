@@ -177,5 +177,5 @@ EXPERIMENT = Experiment(
     ),
     sizes={"small": {"seeds": 1000}, "paper": {"seeds": 100000, "horizon": 10000}},
     order=0,
-    cost=1,
+    cost=2,
 )

@@ -617,5 +617,5 @@ EXPERIMENT = Experiment(
         },
     },
     order=20,
-    cost=15,
+    cost=45,
 )

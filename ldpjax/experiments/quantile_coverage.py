@@ -617,5 +617,5 @@ EXPERIMENT = Experiment(
         },
     },
     order=50,
-    cost=25,
+    cost=53,
 )

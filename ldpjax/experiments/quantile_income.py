@@ -288,5 +288,5 @@ EXPERIMENT = Experiment(
     sizes={"small": {"seeds": 50}, "paper": {"seeds": 500, "budget": 50000}},
     requires=_requires,
     order=51,
-    cost=5,
+    cost=11,
 )

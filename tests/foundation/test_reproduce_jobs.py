@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import jax
+
 from ldpjax.cli import main
+from ldpjax.experiments.jobs import core_groups
 
 PLUGIN = """
 import os
@@ -13,16 +17,20 @@ import jax.numpy as jnp
 from ldpjax.experiments import Experiment, ExperimentResult
 from ldpjax.experiments.verdicts import judge
 
+def cores():
+    # the process that ran the experiment and the cores it may use
+    return [{'pid': os.getpid(), 'cores': ' '.join(map(str, sorted(os.sched_getaffinity(0))))}]
+
 def counted(ctx):
     total = float(jnp.sum(jnp.arange(10.0)))  # a JAX computation inside the worker
     print("counted printed this")
     v = [judge('j-count', 'sum is 45', total, 45.0, 0.5, tolerance_note='exact')]
-    return ExperimentResult(tables={'t': [{'sum': total}]}, summary='One claim.',
-                            extra={'verdicts': [x.as_dict() for x in v]})
+    return ExperimentResult(tables={'t': [{'sum': total}], 'cores': cores()},
+                            summary='One claim.', extra={'verdicts': [x.as_dict() for x in v]})
 
 def two_claims(ctx):
     v = [judge('j-two', 'a', 1.0, 1.0, 0.1), judge('j-two', 'b', 3.0, 2.0, 0.1, reason='off')]
-    return ExperimentResult(tables={'t': [{'a': 1}]}, summary='Two claims.',
+    return ExperimentResult(tables={'t': [{'a': 1}], 'cores': cores()}, summary='Two claims.',
                             extra={'verdicts': [x.as_dict() for x in v]})
 
 def raises(ctx):
@@ -53,6 +61,15 @@ def test_parallel_run_equals_one_by_one_and_reports_failures(tmp_path, capsys):
     code, report = _reproduce(tmp_path, "j-count,j-two,j-raise", 2, "par")
     assert code == 1  # j-raise failed: the run fails, the others are reported
     assert report["jobs"] == 2
+    # the run's own clock: the workers' CPU time is counted (each imports JAX: well over 0.2 s)
+    assert report["wall_seconds"] > 0 and report["cpu_seconds"] > 0.2
+    assert report["cores"] == len(os.sched_getaffinity(0))
+    # JAX's persistent cache as this process has it (the suite's conftest may have set one)
+    entries = report["compile_cache_entries_at_start"]
+    if jax.config.jax_compilation_cache_dir:
+        assert isinstance(entries, int) and entries >= 0
+    else:
+        assert entries is None
     status = {e["experiment"]: e["status"] for e in report["experiments"]}
     assert status == {"j-count": "ok", "j-two": "ok", "j-raise": "failed"}
     assert [e["experiment"] for e in report["experiments"]] == ["j-count", "j-two", "j-raise"]
@@ -72,6 +89,41 @@ def test_parallel_run_equals_one_by_one_and_reports_failures(tmp_path, capsys):
     for name in ("j-count", "j-two"):
         assert ((tmp_path / "seq" / name / "t.csv").read_text()
                 == (tmp_path / "par" / name / "t.csv").read_text())
+
+    # each worker ran on its own share of the cores; this process (--jobs 1) on all of them
+    allowed = tuple(sorted(os.sched_getaffinity(0)))
+    shares = core_groups(allowed, 2) or [allowed]  # one core: nothing to split
+    seen = {}
+    for name in ("j-count", "j-two"):
+        assert _cores(tmp_path / "seq" / name) == (os.getpid(), allowed)
+        pid, mine = _cores(tmp_path / "par" / name)
+        assert pid != os.getpid() and mine in shares
+        seen[pid] = mine
+    if len(seen) == 2 and len(allowed) >= 2:  # two workers: disjoint shares
+        first, second = seen.values()
+        assert not set(first) & set(second)
+
+
+def _cores(folder: Path) -> tuple[int, tuple[int, ...]]:
+    pid, cores = (folder / "cores.csv").read_text().splitlines()[1].split(",")
+    return int(pid), tuple(int(c) for c in cores.split())
+
+
+def test_core_groups_split_the_cores_into_disjoint_near_equal_shares():
+    assert core_groups([0, 1], 2) == [(0,), (1,)]
+    assert core_groups([3, 1, 2, 0, 4], 2) == [(0, 1, 2), (3, 4)]
+    assert core_groups(range(8), 3) == [(0, 1, 2), (3, 4, 5), (6, 7)]
+    assert core_groups([0], 2) == [] and core_groups([0, 1], 0) == []
+    for cores in (range(1), range(5), range(16), [2, 5, 7, 11]):
+        for jobs in range(1, 6):
+            groups = core_groups(cores, jobs)
+            if len(list(cores)) < jobs:
+                assert groups == []
+                continue
+            assert len(groups) == jobs and all(groups)
+            assert sorted(c for g in groups for c in g) == sorted(cores)  # each core once
+            sizes = [len(g) for g in groups]
+            assert max(sizes) - min(sizes) <= 1
 
 
 def test_a_dead_worker_fails_its_experiment_instead_of_hanging(tmp_path, capsys):

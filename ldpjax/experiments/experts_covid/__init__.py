@@ -208,7 +208,7 @@ EXPERIMENT = Experiment(
         "paper": {"seeds": 100, "ftpl": "1"},
     },
     order=21,
-    cost=20,
+    cost=39,
 )
 
 
