@@ -242,13 +242,6 @@ def _cpu_seconds() -> float | None:
     return total
 
 
-def _cores_available() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def _compile_cache_entries() -> int | None:
     """Files in JAX's persistent compile cache now (0: a cold run), None when it is off."""
     import jax
@@ -294,6 +287,7 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment, timing:
     # ---- verdict table: every experiment's verdicts, serialised here once (the format of a row
     # is ldpjax.experiments.verdicts.verdict_table's)
     verdict_rows = verdict_table(verdicts)
+    from ldpjax.experiments.jobs import available_cores
     from ldpjax.experiments.runner import _jsonable
 
     total = time.perf_counter() - clock
@@ -305,7 +299,7 @@ def _reproduce_into(root: Path, experiments, args, argv, run_experiment, timing:
                    # when the command started (0: cold, None: cache off)
                    "wall_seconds": round(time.perf_counter() - timing["started"], 2),
                    "cpu_seconds": None if cpu is None else round(cpu - timing["cpu"], 2),
-                   "cores": _cores_available(),
+                   "cores": available_cores(),
                    "compile_cache_entries_at_start": timing["cache_entries"],
                    "experiments": report, "verdicts": verdict_rows}), indent=2))
     print(f"\n== reproduce: {len(report)} experiment(s) in {total:.0f} s -> {root}")

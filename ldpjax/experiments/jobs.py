@@ -71,11 +71,12 @@ def default_jobs(num_experiments: int) -> int:
 
     if jax.default_backend() != "cpu" or jax.process_count() > 1:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, 4, num_experiments))
+    return max(1, min(available_cores(), 4, num_experiments))
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity on Linux, else the CPU count)."""
+    return len(_allowed_cores()) or os.cpu_count() or 1
 
 
 def worker_can_run(experiment) -> bool:
@@ -254,5 +255,8 @@ def run_jobs(
     return [results[name] for name in names]
 
 
-__all__ = ["JobResult", "JobSettings", "core_groups", "default_jobs", "run_jobs", "worker_can_run"]
+__all__ = [
+    "JobResult", "JobSettings", "available_cores", "core_groups", "default_jobs", "run_jobs",
+    "worker_can_run",
+]
 
