@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ldpjax._key_names import KEY_IMPL_CHOICES
+
 USAGE_ERROR = 2
 INTERRUPTED = 130
 INTERRUPT_MESSAGE = "interrupted \u2014 rerun the same command to resume"
@@ -41,11 +43,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", default="small", choices=("small", "paper"),
                         help="small default sweep or the paper's full grid")
     parser.add_argument("--seed", type=int, default=0, help="base PRNG seed (default 0)")
-    parser.add_argument("--key-impl", default=None,
-                        choices=("philox4x32", "threefry2x32", "threefry", "philox2x32", "rbg",
-                                 "unsafe_rbg"),
+    parser.add_argument("--key-impl", default=None, choices=KEY_IMPL_CHOICES,
+                        metavar="|".join(KEY_IMPL_CHOICES),
                         help="generator of the runs (default: philox4x32 where this JAX offers "
-                             "it, else threefry2x32); given, it replaces --rng invariant")
+                             "it, else threefry2x32; threefry and philox are short for "
+                             "threefry2x32 and philox2x32); given, it replaces --rng invariant")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64)")
     parser.add_argument("--processes", type=int, default=None, metavar="N",
@@ -94,7 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 _EPILOG = ("Common options: --seeds N --out DIR --size small|paper --seed S "
-           "--key-impl philox4x32|threefry2x32|rbg --no-progress --x64 --rng invariant|fast "
+           f"--key-impl {'|'.join(KEY_IMPL_CHOICES)} --no-progress --x64 --rng invariant|fast "
            "--no-compile-cache --processes N")
 
 
@@ -426,6 +428,8 @@ def _dispatch(argv: list[str]) -> int:
             load_plugin(plugin)
         except ValueError as err:
             return _fail(str(err))
+        except Exception as err:  # noqa: BLE001 - the plugin's own code failed: one line, exit 2
+            return _fail(f"plugin {plugin!r} failed to import: {type(err).__name__}: {err}")
     if args.command not in ("run", "bench") and rest:
         return _fail(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "list":

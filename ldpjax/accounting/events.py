@@ -15,8 +15,10 @@ Events (parameter domains in brackets):
   ``dim`` coordinates (static);
 * :class:`RandomizedResponseEvent` ``(r)`` — binary randomized response, truthful rate in (0, 1];
 * :class:`KaryRandomizedResponseEvent` ``(xi, k)`` — K-ary RR, xi in [0, inf], integer k >= 2;
-* :class:`LaplaceEvent` ``(eps)`` — a pure eps-DP release (Laplace, or discrete Laplace on a
-  grid), eps in [0, inf];
+* :class:`WeightedRandomizedResponseEvent` ``(p, q)`` — a randomized-response channel by its
+  worst pair (weighted K-ary RR), 0 <= q <= p <= 1, p > 0;
+* :class:`LaplaceEvent` ``(eps)`` — the Laplace mechanism on one coordinate (scale
+  sensitivity / eps), eps in [0, inf];
 * :class:`PureDpEvent` ``(eps)`` — any eps-DP release, eps in [0, inf];
 * :class:`ApproxDpEvent` ``(eps, delta)`` — any (eps, delta)-DP release, eps in [0, inf],
   delta in [0, 1];
@@ -48,20 +50,25 @@ Accounting (exact unless stated):
   probability of reporting the true (a given other) value; epsilon(delta) = log((p - delta)/q);
   the tradeoff is the pure-DP curve f_{eps0, 0} (exact for binary RR, a valid lower bound for
   K-ary);
-* Laplace and pure DP: the eps-DP profile delta(e) = (e^eps - e^e) / (1 + e^eps) and tradeoff
-  f_{eps, 0}, the worst case over all eps-DP mechanisms (an upper bound for the Laplace
-  mechanism's own, 1 - e^((e - eps)/2)); (eps, delta)-DP: delta + (1 - delta) times that
-  profile and f_{eps, delta}, the worst case over all (eps, delta)-DP mechanisms;
+* Laplace: its own profile delta(e) = 1 - e^((e - eps)/2) for e < eps (0 from eps on),
+  epsilon(delta) = max(0, eps + 2 log(1 - delta)) and the Laplace tradeoff curve of Dong, Roth
+  & Su (:mod:`ldpjax.accounting.laplace`);
+* pure DP (``PureDpEvent``, and the granular Laplace's claim): the eps-DP profile delta(e) =
+  (e^eps - e^e) / (1 + e^eps) and tradeoff f_{eps, 0}, the worst case over all eps-DP
+  mechanisms; (eps, delta)-DP: delta + (1 - delta) times that profile and f_{eps, delta}, the
+  worst case over all (eps, delta)-DP mechanisms;
 * discrete Gaussian: scalar (dim = 1) with 12 sigma + shift <= 4096: the exact profile (window
   sum plus a tail bound, capped by the zCDP bound; :mod:`ldpjax.accounting.zcdp`); otherwise
   the (shift^2 / (2 sigma^2))-zCDP bound (CKS 2020, Thm 14) converted to (eps, delta) (CKS 2020,
   Cor. 13) — an upper bound; tradeoff: not available (``NotImplementedError``);
 * sequential composition (``ComposedEvent``, ``SelfComposedEvent``): all-Gaussian parts compose
-  exactly (mu^2 add, so ``count`` uses give mu sqrt(count)); all pure parts (RR, K-RR, Laplace,
-  pure DP) by basic composition (eps add; an upper bound); pure and (eps, delta) parts by basic
-  composition (eps add, delta add; an upper bound); Gaussian and discrete-Gaussian parts
-  through zCDP (rho adds, mu-GDP being mu^2/2-zCDP; an upper bound); other mixes raise
-  ``NotImplementedError``;
+  exactly (mu^2 add, so ``count`` uses give mu sqrt(count)); any other composition of more than
+  one use by the privacy loss distribution of its parts composed by FFT
+  (:mod:`ldpjax.accounting.pld_accountant`, an upper bound), capped by the closed forms that
+  apply: all pure parts (RR, K-RR, Laplace, pure DP) by basic composition (eps add), pure and
+  (eps, delta) parts by basic composition (eps add, delta add), Gaussian and
+  discrete-Gaussian parts through zCDP (rho adds, mu-GDP being mu^2/2-zCDP); a part without a
+  privacy loss distribution or a shared closed form raises ``NotImplementedError``;
 * parallel: delta = max over parts, epsilon = max, tradeoff = min (exact worst case);
 * Gaussian mixture: ``gdp_mixture_delta`` / ``gdp_mixture_tradeoff``; epsilon by a root in
   log delta.
@@ -79,11 +86,19 @@ import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax.accounting import gdp as _gdp
+from ldpjax.accounting import laplace as _laplace
 from ldpjax.accounting import mixture as _mixture
 from ldpjax.accounting import protocol as p
 from ldpjax.accounting import zcdp as _zcdp
 from ldpjax.accounting.mixture import gdp_mixture_tradeoff
-from ldpjax.accounting.pure import krr_explore_prob, rr_epsilon
+from ldpjax.accounting.pure import (
+    krr_explore_prob,
+    krr_pair_delta_unchecked,
+    krr_pair_epsilon_unchecked,
+    rr_delta_unchecked,
+    rr_epsilon,
+    rr_epsilon_unchecked,
+)
 from ldpjax.types import Array, ArrayLike
 
 _INF = float("inf")
@@ -183,6 +198,9 @@ def _rr_epsilon(pq: tuple[Array, Array], log_target: Array) -> Array:
 class RandomizedResponseEvent(NamedTuple):
     """Binary randomized response with truthful rate r in (0, 1].
 
+    Its profile is evaluated in relative terms and rounded up (:mod:`ldpjax.accounting.pure`):
+    never below the exact values for the float r; r = 1e-9 gives eps = 2e-9, not 0.
+
     Example:
       >>> from ldpjax.accounting.accountant import epsilon
       >>> round(float(epsilon(RandomizedResponseEvent(0.5), 0.0)), 4)  # log 3
@@ -201,15 +219,11 @@ class RandomizedResponseEvent(NamedTuple):
     def prepared(self) -> RandomizedResponseEvent:
         return RandomizedResponseEvent(p.budget_array(self.r))
 
-    def _pq(self) -> tuple[Array, Array]:
-        r = jnp.asarray(self.r, p.dtype_of(self))
-        return 0.5 * (1.0 + r), 0.5 * (1.0 - r)
-
     def delta_at(self, eps: Array) -> Array:
-        return _rr_delta(self._pq(), eps)
+        return rr_delta_unchecked(jnp.asarray(self.r, p.dtype_of(self, eps)), eps)
 
     def epsilon_at(self, log_delta: Array) -> Array:
-        return _rr_epsilon(self._pq(), log_delta)
+        return rr_epsilon_unchecked(jnp.asarray(self.r, p.dtype_of(self, log_delta)), log_delta)
 
     def pure_eps(self, dtype) -> Array:
         return rr_epsilon(self.r).astype(dtype)
@@ -254,13 +268,22 @@ class KaryRandomizedResponseEvent(NamedTuple):
 
 
 class LaplaceEvent(NamedTuple):
-    """A pure eps-DP release: the Laplace mechanism (scale sensitivity / eps) or the discrete
-    Laplace on a grid. ``eps = inf``: no noise.
+    """The Laplace mechanism on one coordinate: ``value + (sensitivity / eps) L``, L a standard
+    Laplace variable. ``eps = inf``: no noise.
+
+    Accounted exactly (:mod:`ldpjax.accounting.laplace`): delta(e) = 1 - e^((e - eps)/2) below
+    eps, epsilon(delta) = max(0, eps + 2 log(1 - delta)), the Laplace tradeoff curve of Dong,
+    Roth & Su (2022), and in compositions its own privacy loss distribution (atoms at +-eps and
+    a continuous part between them). It is eps-DP (``pure_eps``), but its profile is below the
+    worst eps-DP pair's: the discrete Laplace on a grid, whose loss takes only the values
+    +-eps, is a ``PureDpEvent`` (:func:`ldpjax.mechanisms.laplace_claim`).
 
     Example:
-      >>> from ldpjax.accounting.accountant import epsilon
+      >>> from ldpjax.accounting.accountant import delta, epsilon
       >>> float(epsilon(LaplaceEvent(0.5), 0.0))
       0.5
+      >>> round(float(delta(LaplaceEvent(1.0), 0.0)), 4)  # 1 - e^-1/2
+      0.3935
     """
 
     eps: ArrayLike
@@ -273,6 +296,17 @@ class LaplaceEvent(NamedTuple):
 
     def prepared(self) -> LaplaceEvent:
         return LaplaceEvent(p.budget_array(self.eps))
+
+    def delta_at(self, eps: Array) -> Array:
+        return _laplace.laplace_delta_unchecked(jnp.asarray(self.eps, p.dtype_of(self, eps)), eps)
+
+    def epsilon_at(self, log_delta: Array) -> Array:
+        eps0 = jnp.asarray(self.eps, p.dtype_of(self, log_delta))
+        return _laplace.laplace_epsilon_unchecked(eps0, log_delta)
+
+    def tradeoff_at(self, alpha: Array) -> Array:
+        eps0 = jnp.asarray(self.eps, p.dtype_of(self, alpha))
+        return _laplace.laplace_tradeoff_unchecked(eps0, alpha)
 
     def pure_eps(self, dtype) -> Array:
         return jnp.asarray(self.eps, dtype)
@@ -331,7 +365,8 @@ class ApproxDpEvent(NamedTuple):
         return (jnp.asarray(self.eps) >= 0) & (d >= 0) & (d <= 1)
 
     def prepared(self) -> ApproxDpEvent:
-        return ApproxDpEvent(p.budget_array(self.eps), p.array(self.delta))
+        # a concrete delta below the normal range (1e-300 in float32) counts as the smallest normal
+        return ApproxDpEvent(p.budget_array(self.eps), p.budget_array(self.delta))
 
     def approx_dp(self, dtype) -> tuple[Array, Array]:
         return jnp.asarray(self.eps, dtype), jnp.asarray(self.delta, dtype)
@@ -544,7 +579,7 @@ class SelfComposedEvent(NamedTuple):
         return p.valid(self.event) & (count >= 1) & (count == jnp.round(count))
 
     def prepared(self) -> SelfComposedEvent:
-        return SelfComposedEvent(p.prepared(self.event), p.array(self.count))
+        return SelfComposedEvent(p.prepared(self.event), _count_array(self.count, self.event))
 
     def ties(self) -> list[Array]:
         return [*p.ties(self.event), self.count]
@@ -552,6 +587,20 @@ class SelfComposedEvent(NamedTuple):
     def sequential_parts(self, count: Any = None) -> list[tuple[Any, Any]]:
         uses = jnp.asarray(self.count)
         return _sequential_parts(self.event, uses if count is None else count * uses)
+
+
+def _count_array(count: ArrayLike, event: Any) -> Array:
+    """A use count as an array: as given where it fits in int32; a concrete integer count beyond
+    int32 as a float of the event's dtype, rounded *up* where that float is not exact
+    (2^40 + 1 in float32), so the composed claim never counts fewer uses."""
+    arr = np.asarray(count) if v.is_concrete(count) else None
+    if arr is None or arr.dtype.kind not in "iuO" or np.all(np.abs(arr.astype(float)) < 2**31):
+        return p.array(count)
+    dtype = jnp.dtype(p.dtype_of(event))
+    out = arr.astype(np.float64).astype(dtype)
+    to_int = np.vectorize(int, otypes=[object])
+    short = np.isfinite(out) & (to_int(np.where(np.isfinite(out), out, 0)) < to_int(arr))
+    return jnp.asarray(np.where(short, np.nextafter(out, dtype.type(np.inf)), out), dtype)
 
 
 def _sequential_parts(event: Any, count: Any = None) -> list[tuple[Any, Any]]:
@@ -596,6 +645,52 @@ class ParallelEvent(NamedTuple):
 
 PURE_EVENTS = (RandomizedResponseEvent, KaryRandomizedResponseEvent, LaplaceEvent)
 
+
+class WeightedRandomizedResponseEvent(NamedTuple):
+    """A randomized-response channel given by its worst pair: delta(eps) = max(0, p - e^eps q).
+
+    In the worst pair of neighbouring inputs one outcome has probability p under the first
+    and q <= p under the second, and it is the only outcome less likely under the second.
+    K-RR at budget xi is (p, q) = (e^xi, 1) / (K - 1 + e^xi); weighted K-RR (epsilon-greedy
+    with arm-specific budgets, a_j = 1 / (e^{xi_j} - 1), S = sum_j a_j) is p = (1 + a_min) /
+    (1 + S), q = a_min / (1 + S), a_min of the largest budget. Pure eps0 = log(p / q);
+    epsilon(delta) = log((p - delta) / q). Evaluated with directed rounding
+    (:func:`~ldpjax.accounting.pure.krr_pair_delta_unchecked`): never below the exact values
+    for the floats p and q. Domain: p in (0, 1], q in [0, p] (q = 0: no privacy).
+
+    Example:
+      >>> from ldpjax.accounting.accountant import epsilon
+      >>> round(float(epsilon(WeightedRandomizedResponseEvent(0.75, 0.25), 0.0)), 4)  # log 3
+      1.0986
+    """
+
+    p: ArrayLike
+    q: ArrayLike
+
+    def check(self, where: str) -> None:
+        v.check_range(f"{where}p", self.p, 0.0, 1.0, low_open=True)
+        v.check_range(f"{where}q", self.q, 0.0, 1.0)
+        if v.is_concrete((self.p, self.q)) and np.any(np.asarray(self.q) > np.asarray(self.p)):
+            raise ValueError(f"{where}q must be <= {where}p; got q = {self.q!r}, p = {self.p!r}")
+
+    def valid(self) -> Array:
+        prob, q = jnp.asarray(self.p), jnp.asarray(self.q)
+        return (prob > 0) & (prob <= 1) & (q >= 0) & (q <= prob)
+
+    def prepared(self) -> WeightedRandomizedResponseEvent:
+        return WeightedRandomizedResponseEvent(p.array(self.p), p.array(self.q))
+
+    def delta_at(self, eps: Array) -> Array:
+        return krr_pair_delta_unchecked(self.p, self.q, eps)
+
+    def epsilon_at(self, log_delta: Array) -> Array:
+        return krr_pair_epsilon_unchecked(self.p, self.q, log_delta)
+
+    def pure_eps(self, dtype) -> Array:
+        eps0 = krr_pair_epsilon_unchecked(self.p, self.q, jnp.asarray(-jnp.inf, dtype))
+        return eps0.astype(dtype)
+
+
 __all__ = [
     "ApproxDpEvent",
     "ComposedEvent",
@@ -609,4 +704,5 @@ __all__ = [
     "PureDpEvent",
     "RandomizedResponseEvent",
     "SelfComposedEvent",
+    "WeightedRandomizedResponseEvent",
 ]

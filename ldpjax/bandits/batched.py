@@ -17,23 +17,27 @@ and a horizon T takes about 1/growth + log(growth T) / log(1 + growth) steps (~1
 T = 1.5e8 and growth = 0.01).
 
 Approximation: this is exactly the policy "update Q and eps every block", a batched version of
-the paper's per-visitor epsilon-greedy (firms do update daily). With ``growth`` small the
+the per-visitor epsilon-greedy of Ponte & Ferecatu ("A Privacy Budgeting Framework for Online
+Experimentation"; firms do update daily). With ``growth`` small the
 greedy arm and eps_t ~ t^{-1/3} change by a relative O(growth / 3) within a block; the test
 suite checks that mean regret and clicks agree with the per-visitor policy
 (:func:`ldpjax.bandits.epsilon_greedy`) within Monte Carlo error.
 
-Privacy: every visitor of a block gets K-RR of its segment's greedy arm with the block's
-xi <= gamma; the block draws the *counts* of those reports exactly
+**A simulation path.** Every visitor of a block gets K-RR of its segment's greedy arm with the
+block's xi <= gamma; the block draws the *counts* of those reports
 (:func:`kary_report_counts`: explorers ~ Binomial(m_s, eps_s), their arms ~ Multinomial with the
-exploration weights, the rest on the greedy arm) -- the same law as m_s independent K-RR
-reports. ``privacy_event(params)`` is therefore the per-visitor claim of
-:func:`ldpjax.bandits.epsilon_greedy` (``KaryRandomizedResponseEvent(gamma, K)``; arm-specific:
-``(max_j xi_j, 2)``): what each visitor's record costs. The ``spend`` output is the block's max xi
-(record max_t xi_t with :func:`ldpjax.bandits.max_spend`). Fail closed as the per-visitor
+exploration weights, the rest on the greedy arm) -- the law of m_s independent K-RR reports up
+to the floating-point arithmetic of the binomial sampler and of the float eps_s, weights. It
+simulates the policy's statistics; it releases no individual arm, and it is not a release of
+real data (that is the per-visitor :func:`ldpjax.bandits.epsilon_greedy`, decided on exact
+integer widths). ``privacy_event(params)`` is the claim of the per-visitor policy it simulates
+(``KaryRandomizedResponseEvent(gamma, K)``; arm-specific budgets: the realised channel,
+:func:`ldpjax.bandits.epsilon_greedy.channel_event`). The ``spend`` output is the block's max
+xi (record max_t xi_t with :func:`ldpjax.bandits.max_spend`). Fail closed as the per-visitor
 policy: a traced invalid gamma explores with probability 1.
 
 Randomness: segment counts and clicks are data sampling; the greedy tie-break is algorithm
-randomness; the report counts are privacy noise (see :func:`kary_report_counts`).
+randomness; the report counts are the simulated privacy noise (see :func:`kary_report_counts`).
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ from ldpjax.bandits.epsilon_greedy import (
 )
 from ldpjax.bandits.state import BanditState, check_policy_config, estimated_ctr
 from ldpjax.engine import Algorithm
-from ldpjax.mechanisms import KaryRandomizedResponseEvent, kary_randomized_response_counts
+from ldpjax.mechanisms import kary_randomized_response_counts
 from ldpjax.mechanisms.binomial import binomial  # the clicks (data sampling)
 from ldpjax.mechanisms.kary import multinomial_counts  # also used for segment counts (data)
 from ldpjax.types import Array, ArrayLike, PRNGKey
@@ -154,11 +158,12 @@ def kary_report_counts(key: PRNGKey, counts: ArrayLike, category: ArrayLike,
                        explore_prob: ArrayLike, weights: ArrayLike) -> Array:
     """Counts of K-RR reports of ``counts`` records that share one true ``category``.
 
-    The block's privacy release, drawn by the mechanisms layer
-    (:func:`ldpjax.mechanisms.kary_randomized_response_counts`): exactly the law of the counts
-    of ``counts`` independent reports of :func:`ldpjax.mechanisms.kary_randomized_response_explore`
-    with exploration ``weights``. A NaN or out-of-range traced ``explore_prob`` (or category)
-    explores with probability 1.
+    The block's simulated release, drawn by the mechanisms layer
+    (:func:`ldpjax.mechanisms.kary_randomized_response_counts`, a simulation path): the law of
+    the counts of ``counts`` independent reports of
+    :func:`ldpjax.mechanisms.kary_randomized_response_explore` with exploration ``weights``, up
+    to floating-point binomials. A NaN or out-of-range traced ``explore_prob`` (or category)
+    gives NaN counts.
 
     Returns:
       Report counts, shape (..., K), summing to ``counts`` on the last axis.
@@ -166,8 +171,9 @@ def kary_report_counts(key: PRNGKey, counts: ArrayLike, category: ArrayLike,
     return kary_randomized_response_counts(key, counts, category, explore_prob, weights)
 
 
-def block_privacy_event(params: BlockParams) -> KaryRandomizedResponseEvent:
-    """What each visitor's record costs: the per-visitor K-RR claim of the block's policy."""
+def block_privacy_event(params: BlockParams):
+    """What each visitor's record costs: the per-visitor claim of the policy the blocks
+    simulate (:func:`ldpjax.bandits.epsilon_greedy.privacy_event`)."""
     return privacy_event(params.policy)
 
 

@@ -1,8 +1,9 @@
 """Budget-spending strategies: the visitor-level budget xi_t and the exploration it buys.
 
-Paper 002, Sec. 3.3 and Appendix J (spec ``bandits.md``). Exploring uniformly with probability
-eps is K-ary randomized response with xi = log(1 - K + K / eps) (eq. 12;
-:func:`ldpjax.accounting.krr_budget` / :func:`~ldpjax.accounting.krr_explore_prob`).
+Ponte & Ferecatu, "A Privacy Budgeting Framework for Online Experimentation", Sec. 3.3 and
+Appendix J. Exploring uniformly with probability eps is K-ary randomized response with
+xi = log(1 - K + K / eps) (eq. 12; :func:`ldpjax.accounting.krr_budget` /
+:func:`~ldpjax.accounting.krr_explore_prob`).
 
 Strategies (numeric codes so that a sweep over strategies is a ``vmap``). The names are those
 of the paper and of the portfolio allocation, and they round-trip:
@@ -28,7 +29,12 @@ of the paper and of the portfolio allocation, and they round-trip:
   eps = S / (1 + S), S = sum_j 1 / (e^{xi_j} - 1), w_j = (1 / (e^{xi_j} - 1)) / S, makes the
   likelihood ratio of showing arm j exactly e^{xi_j}; the visitor-level spend is max_j xi_j.
   Arms with xi_j = 0 force eps = 1 and take all exploration weight; xi_j = inf gives w_j = 0.
-  Budgets are constant over time (the paper's Appendix J setting).
+  Budgets are constant over time (the paper's Appendix J setting). A finite budget whose arm
+  probability eps w_j is below 2^-32 is refused (:func:`check_arm_budgets`).
+
+:func:`exploration` gives the nominal (float) eps, weights and spend; :func:`release_widths`
+the integer widths the release decides on, computed from the budgets themselves (gamma, xi_j),
+so that every visitor's realised channel is within the claim.
 
 (Before this naming, ``"dynamic"`` selected the uncapped code 1 while the portfolio called the
 capped code 2 "dynamic": passing an allocation's strategy name back overspent its budget.)
@@ -49,6 +55,12 @@ import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax.accounting import krr_budget, krr_explore_prob
+from ldpjax.mechanisms.kary import (
+    MIN_EXPLORE_PROB,
+    budget_width,
+    category_width,
+    weighted_category_widths,
+)
 from ldpjax.types import Array, ArrayLike
 
 CONSTANT, DYNAMIC, CAPPED, ARM_SPECIFIC = 0, 1, 2, 3
@@ -194,6 +206,7 @@ def exploration(
     init_steps: ArrayLike,
     *,
     init_constant: bool = False,
+    with_widths: bool = False,
 ):
     """Exploration probability, exploration weights over arms and the spend xi_t.
 
@@ -214,9 +227,12 @@ def exploration(
         xi_t = 0, within any budget) for the first ``init_steps`` clock ticks, so that both
         strategies start alike. Default ``False``: xi_t = gamma from the first visitor (the
         paper is silent on an initialisation of the constant strategy).
+      with_widths: static switch: also return the integer widths of the release
+        (:func:`release_widths`), sharing the schedule's arithmetic.
 
     Returns:
-      ``(explore_prob, weights, spend)`` with weights of shape ``arm_mask.shape``.
+      ``(explore_prob, weights, spend)`` with weights of shape ``arm_mask.shape``
+      (``with_widths``: ``+ (widths, capped)``).
 
     Example:
       >>> import jax.numpy as jnp
@@ -235,7 +251,7 @@ def exploration(
     gamma_ok = gamma >= 0  # NaN fails
     safe_gamma = jnp.where(gamma_ok, gamma, 0.0)
     eps_gamma = krr_explore_prob(safe_gamma, k)
-    eps_const, xi_const = eps_gamma, safe_gamma
+    eps_const, xi_const, start = eps_gamma, safe_gamma, None
     if init_constant:  # uniform start: 0-DP, so it never exceeds gamma
         start = jnp.asarray(clock, dtype) <= jnp.asarray(init_steps, dtype)
         eps_const = jnp.where(start, 1.0, eps_gamma)
@@ -262,7 +278,112 @@ def exploration(
     eps = jnp.where(valid, eps, 1.0)
     spend = v.valid_or_nan(valid, spend)
     weights = jnp.where((strategy == ARM_SPECIFIC) & valid, w_arm, uniform)
-    return eps.astype(dtype), weights.astype(dtype), spend.astype(dtype)
+    out = eps.astype(dtype), weights.astype(dtype), spend.astype(dtype)
+    if not with_widths:
+        return out
+    return out + _widths(strategy, safe_gamma, arm_budgets, eps_dyn, start, valid, mask,
+                         num_arms)
+
+
+def _widths(strategy, gamma, arm_budgets, eps_dyn, start, valid, mask, num_arms):
+    """The release's widths from the schedule's pieces (see :func:`release_widths`)."""
+    k = jnp.asarray(num_arms, jnp.int32)
+    q_gamma, cap_gamma = budget_width(gamma, k)  # gamma = inf: 0
+    q_one, cap_one = category_width(jnp.ones((), eps_dyn.dtype), k)
+    q_dyn, cap_dyn = category_width(eps_dyn, k)
+    q_const, cap_const = q_gamma, cap_gamma
+    if start is not None:
+        q_const, cap_const = jnp.where(start, q_one, q_gamma), jnp.where(start, cap_one, cap_gamma)
+    constant = strategy == CONSTANT
+    q = jnp.where(constant, q_const, jnp.maximum(q_dyn, q_gamma))
+    capped = jnp.where(constant, cap_const, cap_dyn | cap_gamma)
+    q = jnp.where(valid, q, q_one)  # fail closed: uniform play
+    capped = jnp.where(valid, capped, cap_one)
+    specific = (strategy == ARM_SPECIFIC) & valid
+    xi = jnp.asarray(arm_budgets, gamma.dtype)
+    w_arm, cap_arm = weighted_category_widths(jnp.where(mask, xi, jnp.inf), k)
+    widths = jnp.where(specific[..., None], w_arm, jnp.where(mask, q[..., None], jnp.uint32(0)))
+    return widths.astype(jnp.uint32), jnp.where(specific, cap_arm, capped)
+
+
+def check_arm_budgets(strategy, arm_budgets, num_arms) -> None:
+    """Concrete check: every arm in use of an arm-specific point is explored with probability
+    eps w_j >= 2^-32 (one word in 2^32), or its budget is inf (never explored: no privacy) or
+    some arm's budget is 0 (all exploration on the zero-budget arms).
+
+    32-bit decisions cannot show an arm less often than one word in 2^32, so a finite budget
+    whose nominal probability is below that (e.g. (0.5, 1, 22): arm 2 at 8.9e-11) is refused
+    rather than released with another law. ``ValueError`` naming ``arm_budgets``.
+
+    Example:
+      >>> check_arm_budgets(ARM_SPECIFIC, [1.0, 17.0], 2)  # arm 1 at 2.6e-8: accepted
+      >>> check_arm_budgets(ARM_SPECIFIC, [0.5, 1.0, 22.0], 3)
+      Traceback (most recent call last):
+      ...
+      ValueError: arm_budgets must explore every arm in use with probability eps w_j >= 2^-32 ...
+    """
+    if not (v.is_concrete(strategy) and v.is_concrete(arm_budgets) and v.is_concrete(num_arms)):
+        return
+    xi = np.asarray(arm_budgets, np.float64)
+    if xi.ndim < 1:
+        return
+    codes = np.broadcast_to(np.asarray(strategy), xi.shape[:-1])
+    in_use = np.arange(xi.shape[-1]) < np.asarray(num_arms)[..., None]
+    finite = in_use & (xi > 0) & np.isfinite(xi)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        rates = np.where(finite, 1.0 / np.expm1(np.where(finite, xi, 1.0)), 0.0)
+        probs = rates / (1.0 + rates.sum(-1, keepdims=True))
+    no_zero = ~np.any(in_use & (xi == 0), axis=-1, keepdims=True)
+    bad = (codes == ARM_SPECIFIC)[..., None] & finite & no_zero & (probs < MIN_EXPLORE_PROB)
+    if np.any(bad):
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"arm_budgets must explore every arm in use with probability eps w_j >= 2^-32 (the "
+            f"resolution of 32-bit decisions); arm budget {float(xi[index])!r} at index {index} gives "
+            f"{probs[index]:.3g}: lower it, or write inf (that arm is then never explored: no "
+            f"privacy)"
+        )
+
+
+def release_widths(
+    strategy: ArrayLike,
+    gamma: ArrayLike,
+    arm_budgets: ArrayLike,
+    clock: ArrayLike,
+    num_arms: ArrayLike,
+    arm_mask: ArrayLike,
+    init_steps: ArrayLike,
+    *,
+    init_constant: bool = False,
+) -> tuple[Array, Array]:
+    """The integer widths of the shown-arm channel: ``(widths, capped)``, uint32 (..., K_max).
+
+    What the release decides on (:func:`ldpjax.mechanisms.weighted_randomized_response_from_bits`):
+    arm j is shown on W_j of the 2^32 words when exploring, the greedy arm on the rest.
+
+    * constant: W_j = Q_gamma = ceil(2^32 / (K - 1 + e^gamma)) on every arm in use, exact for
+      gamma itself (:func:`ldpjax.mechanisms.budget_width`); uniform play (Q for p = 1) in a
+      ``init_constant`` start;
+    * dynamic (capped) and uncapped: max(Q_dyn, Q_gamma), Q_dyn = ceil(eps_dyn 2^32 / K) for the
+      float eps_dyn (:func:`ldpjax.mechanisms.category_width`), so every visitor's realised
+      epsilon is at most gamma (gamma = inf: Q_gamma = 0);
+    * arm-specific: :func:`ldpjax.mechanisms.weighted_category_widths` of the budgets, exact
+      for the budgets themselves.
+
+    Widths are capped at floor(2^32 / K) (uniform) and ``capped`` says the leftover words redraw.
+    A finite gamma beyond log(1 + K (2^32 - 1)) keeps one word per arm (more private than its
+    claim, within 2^-32 of the nominal law).
+    Traced invalid arguments (those :func:`exploration` fails closed on) give uniform play.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> w, capped = release_widths(0, 1.0, jnp.zeros(2), 10, 2, jnp.ones(2, bool), 2)
+      >>> w.tolist(), bool(capped)  # ceil(2^32 / (1 + e)) on each arm
+      ([1155094610, 1155094610], False)
+    """
+    out = exploration(strategy, gamma, arm_budgets, clock, num_arms, arm_mask, init_steps,
+                      init_constant=init_constant, with_widths=True)
+    return out[3], out[4]
 
 
 def show_probabilities(explore_prob: ArrayLike, weights: ArrayLike, greedy_arm: ArrayLike):
@@ -282,10 +403,12 @@ __all__ = [
     "STRATEGY_NAMES",
     "UNCAPPED",
     "arm_specific_exploration",
+    "check_arm_budgets",
     "check_strategy_budget",
     "cube_root",
     "dynamic_explore_prob",
     "exploration",
+    "release_widths",
     "show_probabilities",
     "strategy_code",
 ]

@@ -12,6 +12,7 @@ from ldpjax.engine.keys import seed_keys
 from ldpjax.engine.plan import ChunkPlan
 from ldpjax.engine.plan import plan_chunks
 from ldpjax.engine.record import Recorder
+from ldpjax.engine.release import release_run
 from ldpjax.engine.rollout import rollout
 from ldpjax.engine.simulate import SimulationInfo
 from ldpjax.engine.simulate import SimulationResult
@@ -31,6 +32,7 @@ __all__ = [
     "plan_chunks",
     "product_grid",
     "record",
+    "release_run",
     "rollout",
     "seed_keys",
     "simulate",

@@ -60,7 +60,11 @@ def leaf_name(name: str, path) -> str:
 
 
 def check_numeric_tree(name: str, tree: PyTree, *, allow_empty: bool = False) -> None:
-    """Every leaf numeric (bool/int/float arrays); no strings, objects, complex; not empty."""
+    """Every leaf numeric (bool/int/float arrays); no strings, objects, complex; not empty.
+
+    A float16 / bfloat16 leaf raises the ``ValueError`` of :func:`check_precision_tree`
+    (releases compute in float32 or float64 only), not a ``TypeError``.
+    """
     for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
         where = leaf_name(name, path)
         if isinstance(leaf, (str, bytes)):
@@ -74,6 +78,8 @@ def check_numeric_tree(name: str, tree: PyTree, *, allow_empty: bool = False) ->
             except Exception as err:  # noqa: BLE001
                 raise TypeError(f"{where} must be a numeric array, got {type(leaf).__name__}") from err
         dtype = np.dtype(dtype)
+        if str(dtype) in _LOW_PRECISION:  # before the kind check: bfloat16 is no NumPy float
+            raise _low_precision(where, dtype)
         if dtype.kind not in _NUMERIC_KINDS:
             kind = {"U": "strings", "S": "bytes", "O": "Python objects", "c": "complex numbers"}
             raise TypeError(
@@ -84,16 +90,22 @@ def check_numeric_tree(name: str, tree: PyTree, *, allow_empty: bool = False) ->
             raise ValueError(f"{where} is empty (shape {np.shape(leaf)})")
 
 
+_LOW_PRECISION = ("float16", "bfloat16")
+
+
+def _low_precision(where: str, dtype) -> ValueError:
+    return ValueError(
+        f"{where} has dtype {np.dtype(dtype)}: ldpjax computes releases in float32 or float64 "
+        f"only (low precision weakens the privacy claim); cast it with .astype(jnp.float32)"
+    )
+
+
 def check_precision_tree(name: str, tree: PyTree) -> None:
     """No float16 / bfloat16 leaf: releases compute in float32 or float64 only."""
     for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
         dtype = getattr(leaf, "dtype", None)
-        if dtype is not None and str(np.dtype(dtype)) in ("float16", "bfloat16"):
-            raise ValueError(
-                f"{leaf_name(name, path)} has dtype {np.dtype(dtype)}: ldpjax computes releases in "
-                f"float32 or float64 only (low precision weakens the privacy claim); cast it "
-                f"with .astype(jnp.float32)"
-            )
+        if dtype is not None and str(np.dtype(dtype)) in _LOW_PRECISION:
+            raise _low_precision(leaf_name(name, path), dtype)
 
 
 def has_no_noise_budget(params: PyTree) -> bool:

@@ -18,7 +18,9 @@ class Executor:
     """Places a chunk's arrays and calls its kernels on the devices.
 
     ``mode`` is ``"single"`` (one device), ``"sharded"`` (one SPMD program over a 1-d mesh) or
-    ``"per_device"`` (one program per device, for generators that cannot be sharded).
+    ``"per_device"`` (one program per device, for generators that cannot be sharded:
+    :data:`~ldpjax.engine.keys.UNSHARDABLE_IMPLS`). The secure generator of releases
+    (``ldpjax_secure128``: additions, rotations and xors) compiles sharded.
     """
 
     def __init__(self, devices: Sequence[jax.Device], impl: str):

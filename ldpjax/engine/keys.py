@@ -26,6 +26,13 @@ compile).
 * ``rbg`` / ``unsafe_rbg`` use the XLA RngBitGenerator; deterministic for a fixed program, but
   not guaranteed to match across batchings.
 
+* ``ldpjax_secure128`` (:data:`SECURE_IMPL`, releases of real data): the generator of
+  :func:`ldpjax.mechanisms.secure_key`, Threefry-4x32 with **128-bit** keys from the OS
+  CSPRNG. It has no seed (``make_key`` cannot make one), it is invariant and compiles sharded,
+  and a secure key is never converted: :func:`convert_key` refuses to turn it into another
+  generator (which would narrow it to 32 or 64 bits) or another key into it, and
+  ``simulate`` / ``rollout`` refuse any ``rng`` but ``None`` with it.
+
 A key made with :func:`make_key` (or by the CLI) uses :data:`DEFAULT_IMPL`; a key you make
 yourself with ``jax.random.key`` keeps its own generator unless ``simulate(..., rng=...)`` says
 otherwise.
@@ -40,6 +47,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldpjax._key_names import ALIASES, ENGINE_IMPLS
+from ldpjax.mechanisms.secure import SECURE_IMPL, impl_name, is_secure_key
 from ldpjax.types import PRNGKey
 
 
@@ -57,12 +66,14 @@ def _registered_impls() -> frozenset[str]:
 #: The key implementations the engine accepts (those of the six that this JAX offers;
 #: threefry4x32 is left out: see the module docstring).
 _REGISTERED = _registered_impls()
-KEY_IMPLS = tuple(i for i in ("threefry2x32", "philox4x32", "philox2x32", "rbg", "unsafe_rbg")
-                  if i in _REGISTERED)
-_ALIASES = {"threefry": "threefry2x32", "philox": "philox2x32"}
+KEY_IMPLS = tuple(i for i in ENGINE_IMPLS if i in _REGISTERED)
+_ALIASES = ALIASES
 
-#: Generators that give bit-identical results across chunk sizes and device counts.
-INVARIANT_IMPLS = tuple(i for i in ("threefry2x32", "philox4x32", "philox2x32") if i in KEY_IMPLS)
+#: Generators that give bit-identical results across chunk sizes and device counts (the
+#: secure generator of releases too).
+INVARIANT_IMPLS = tuple(
+    i for i in ("threefry2x32", "philox4x32", "philox2x32") if i in KEY_IMPLS
+) + (SECURE_IMPL,)
 #: ``rng="invariant"`` and the default of :func:`make_key` and the CLI: the fastest invariant
 #: generator with 64-bit keys (philox4x32 where this JAX offers it, else threefry2x32).
 INVARIANT_DEFAULT = "philox4x32" if "philox4x32" in KEY_IMPLS else "threefry2x32"
@@ -79,6 +90,9 @@ MAX_SEED_INDEX = 2**32
 
 def resolve_impl(impl: str) -> str:
     name = _ALIASES.get(impl, impl) if isinstance(impl, str) else impl
+    if name == SECURE_IMPL:
+        raise ValueError(f"key_impl {SECURE_IMPL!r} has no seed: its keys come only from "
+                         "ldpjax.mechanisms.secure_key()")
     if name not in KEY_IMPLS:
         raise ValueError(f"key_impl must be one of {KEY_IMPLS + tuple(_ALIASES)}, got {impl!r}")
     return name
@@ -105,7 +119,10 @@ def as_typed_key(key: PRNGKey) -> PRNGKey:
 
 
 def key_impl_name(key: PRNGKey) -> str:
-    name = str(jax.random.key_impl(as_typed_key(key)))
+    key = as_typed_key(key)
+    if is_secure_key(key):
+        return SECURE_IMPL
+    name = impl_name(key)
     for impl in KEY_IMPLS:  # repr may be "PRNGImpl(threefry2x32)" in some versions
         if name == impl or name.endswith(f"({impl})") or name.endswith(f".{impl}"):
             return impl
@@ -119,9 +136,16 @@ def _key_data_shape(impl: str) -> tuple[int, ...]:
 
 def resolve_rng(rng: str | None, key: PRNGKey, backend: str | None = None) -> str:
     """The generator the engine uses: ``None`` keeps the key's own, ``"invariant"``,
-    ``"fast"`` or an implementation name."""
+    ``"fast"`` or an implementation name. A secure key (:data:`SECURE_IMPL`) takes only
+    ``None``: ``ValueError`` otherwise (it is never converted)."""
     if rng is None:
         return key_impl_name(key)
+    if is_secure_key(as_typed_key(key)):
+        raise ValueError(
+            f"rng must be None with a secure key (ldpjax.mechanisms.secure_key()); got {rng!r}: "
+            f"a secure key runs with its own {SECURE_IMPL} generator and is never converted "
+            "(another generator would narrow its 128 bits to 32 or 64)"
+        )
     if rng == "invariant":
         return INVARIANT_DEFAULT
     if rng == "fast":
@@ -138,10 +162,28 @@ def resolve_rng(rng: str | None, key: PRNGKey, backend: str | None = None) -> st
 
 def convert_key(key: PRNGKey, impl: str) -> PRNGKey:
     """``key`` itself if it already uses ``impl``; else a key of ``impl`` whose data are the
-    first random words of ``key`` (deterministic, so ``rollout`` and ``simulate`` agree)."""
+    first random words of ``key`` (deterministic, so ``rollout`` and ``simulate`` agree).
+
+    Never narrows a release key: a secure key (:func:`ldpjax.mechanisms.secure_key`) converts
+    only to itself, and no key converts to the secure generator (its keys come from the OS
+    CSPRNG, never from another key's words). Both raise ``ValueError``.
+    """
     key = as_typed_key(key)
-    if key_impl_name(key) == impl:
+    name = key_impl_name(key)
+    if name == impl:
         return key
+    if name == SECURE_IMPL:
+        raise ValueError(
+            f"convert_key: a secure key ({SECURE_IMPL}, 128 bits) is never converted to another "
+            f"generator; got impl={impl!r}: the key would be narrowed to that generator's (32 or "
+            "64 bits for philox and threefry2x32, which a search over all keys recovers). Run "
+            "with the secure key as it is (rng=None)"
+        )
+    if impl == SECURE_IMPL:
+        raise ValueError(
+            f"convert_key: impl={impl!r} is the generator of secure keys, which come only from "
+            f"ldpjax.mechanisms.secure_key(); a {name} key cannot become one"
+        )
     data = jax.random.bits(key, _key_data_shape(impl), jnp.uint32)
     return jax.random.wrap_key_data(data, impl=impl)
 
@@ -159,6 +201,7 @@ __all__ = [
     "INVARIANT_IMPLS",
     "KEY_IMPLS",
     "MAX_SEED_INDEX",
+    "SECURE_IMPL",
     "UNSHARDABLE_IMPLS",
     "as_typed_key",
     "convert_key",

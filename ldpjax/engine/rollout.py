@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ldpjax import _xla
 from ldpjax.engine import record as record_lib
 from ldpjax.engine.base import Algorithm
 from ldpjax.engine.compile import kernel_compiler_options
@@ -83,7 +84,9 @@ def rollout(
     """One run of ``num_steps`` steps as a pure function: returns ``(final_state, record)``.
 
     Uses exactly the keys of run ``seed_index`` in :func:`~ldpjax.engine.simulate` (pass the
-    same ``rng``), so ``rollout(..., seed_index=s)`` reproduces seed s of a sweep. Concrete
+    same ``rng``), so ``rollout(..., seed_index=s)`` reproduces seed s of a sweep. A secure key
+    (:func:`ldpjax.mechanisms.secure_key`) takes ``rng=None`` only (``ValueError``: it is never
+    converted); releases of real data go through :func:`ldpjax.engine.release_run`. Concrete
     +inf budgets in ``params`` (mu = inf) are honoured as "no noise"; traced ones (``rollout``
     under your own ``jit``) give NaN releases. float16 / bfloat16 params raise ``ValueError``.
     ``jit``/``vmap``/``grad``-able (gradients flow through the scan to the numeric ``params``).
@@ -250,8 +253,10 @@ def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=
     def finalize(acc):
         return jax.vmap(lambda a: recorder.finalize(a, num_steps))(acc)
 
+    # the algorithm's CPU options and, with jaxlib 0.10.2, its miscompilation's guard (ldpjax._xla)
+    options = tuple(algorithm.cpu_compiler_options) + _xla.kernel_options()
     jit = functools.partial(jax.jit, out_shardings=out_sharding,
-                            compiler_options=kernel_compiler_options(algorithm.cpu_compiler_options))
+                            compiler_options=kernel_compiler_options(options))
     # Donating the carried state saves memory on accelerators; CPU cannot use donated buffers.
     donate = () if jax.default_backend() == "cpu" else (4, 5)
     stepper = adv if grid_points is None else adv_grid

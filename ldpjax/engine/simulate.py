@@ -29,6 +29,15 @@ Semantics:
   full result.
 
 Results come back as NumPy arrays of shape ``grid_shape + (num_seeds,) + leaf_shape``.
+
+Simulation, not release: records and inputs are replayed in every run. Every seed and every
+grid point reads the same ``inputs`` (a gains matrix) and the same records of a records client
+(:func:`ldpjax.quantile.record_clients`), so a sweep of N seeds x P points uses each record
+N P times while an algorithm's event claims one run. With a seeded key
+(:func:`~ldpjax.engine.make_key`) that is what a study wants. A secure key
+(:func:`ldpjax.mechanisms.secure_key`) means real data: ``simulate`` then runs one seed at one
+grid point only (``ValueError`` otherwise; :func:`ldpjax.engine.release_run` is that run with
+its event), never converts the key (``rng`` must be None) and writes no checkpoint.
 """
 
 from __future__ import annotations
@@ -75,6 +84,7 @@ from ldpjax.engine.rollout import (
 )
 from ldpjax.engine.store import ChunkStore
 from ldpjax.mechanisms._domain import no_privacy_permitted
+from ldpjax.mechanisms.secure import is_secure_key
 from ldpjax.types import PRNGKey, PyTree
 
 # Backwards-compatible names (tests and benchmarks inspect the kernel cache).
@@ -262,6 +272,8 @@ def simulate(
 ) -> SimulationResult:
     """Run ``algorithm`` for ``num_steps`` steps, for every seed and grid point.
 
+    Simulation: records and inputs are replayed in every run (real data: ``release_run``).
+
     Args:
       algorithm: an :class:`~ldpjax.engine.Algorithm` (build it once and reuse it: the
         compiled kernels are cached per algorithm and per recorder *value*).
@@ -273,7 +285,7 @@ def simulate(
         A +inf budget (mu = inf) in this concrete grid means "no noise" at that point (the
         run is traced inside :func:`ldpjax.mechanisms.no_privacy_permitted`); nothing else
         turns noise off.
-      key: PRNG key (typed, any implementation; see :func:`~ldpjax.engine.make_key`).
+      key: PRNG key (typed, any implementation; :func:`~ldpjax.engine.make_key`; module doc).
       num_steps: horizon T (defaults to the length of ``inputs``).
       num_seeds: independent runs per grid point.
       inputs: optional pytree with leading time axis, shared by all runs; step t reads slice t.
@@ -315,8 +327,8 @@ def simulate(
 
     Raises:
       TypeError / ValueError: naming the argument (and leaf path / grid index) for bad inputs,
-        and for sweeps that cannot fit in memory or would run for days (see
-        :mod:`ldpjax.engine.plan`).
+        for a secure key with several seeds or points, ``rng`` or ``checkpoint_dir``, and for
+        sweeps that cannot fit in memory or would run for days (:mod:`ldpjax.engine.plan`).
     """
     check_precision_tree("params", params)
     on_progress = progress_callback(progress)
@@ -389,12 +401,14 @@ def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, gri
     devices = distributed.local_devices(devices)  # this process's devices (jax.devices() in one)
     if not devices:
         raise ValueError("devices must name at least one device")
-    impl = resolve_rng(rng, key, devices[0].platform)
+    impl = resolve_rng(rng, key, devices[0].platform)  # a secure key: rng None only
     key = convert_key(key, impl)
     check_numeric_tree("params", params)
     grid_ndim = check_grid_ndim(grid_ndim, params)
     params = jax.tree_util.tree_map(jnp.asarray, params)
     grid_shape = grid_shape_of(params, grid_ndim)
+    if is_secure_key(key):
+        _check_one_release(num_seeds, grid_shape)
     inputs = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[:num_steps], inputs)
     validate_algorithm(algorithm, params, inputs, grid_shape, grid_ndim)
     return Sweep(
@@ -407,9 +421,36 @@ def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, gri
     )
 
 
+def _check_no_checkpoint(key: PRNGKey, checkpoint_dir) -> None:
+    if checkpoint_dir is not None and is_secure_key(as_typed_key(key)):
+        raise ValueError(
+            "checkpoint_dir must be None with a secure key (ldpjax.mechanisms.secure_key()): a "
+            "release key is never written to disk (a checkpoint's manifest records a digest of "
+            "the key) and a one-run release has nothing to resume"
+        )
+
+
+def _check_one_release(num_seeds: int, grid_shape: tuple[int, ...]) -> None:
+    """A secure key (real data) runs once: ``ValueError`` for several seeds or grid points.
+
+    Each run reads every record and input again, while the algorithm's event claims one run:
+    N seeds x P points would use each record N P times under a once-per-record claim.
+    """
+    points = math.prod(grid_shape)
+    if num_seeds != 1 or points != 1:
+        raise ValueError(
+            f"a secure key (real data) runs one seed at one grid point; got num_seeds={num_seeds} "
+            f"and {points} grid point(s) (grid shape {tuple(grid_shape)}): every run would read "
+            f"each record and input again, {num_seeds * points} uses under a once-per-record "
+            "claim. Release with ldpjax.engine.release_run (one run and its event), or run the "
+            "uses yourself and claim their composition (ldpjax.mechanisms.SelfComposedEvent)"
+        )
+
+
 # --------------------------------------------------------------------------- the chunk loop
 def run_sweep(sweep: Sweep, checkpoint_dir, progress: ProgressFn | None):
     """Plan the chunks and run them with one loop; ``(record, state, info)`` (times left 0)."""
+    _check_no_checkpoint(sweep.key, checkpoint_dir)
     params_flat = jax.tree_util.tree_map(
         lambda x: x.reshape((sweep.num_points,) + x.shape[sweep.grid_ndim:]), sweep.params
     )

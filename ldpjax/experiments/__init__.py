@@ -16,15 +16,21 @@ from ldpjax.experiments.base import load_plugin
 from ldpjax.experiments.base import register
 from ldpjax.experiments.base import strs
 from ldpjax.experiments.runner import run_experiment
+from ldpjax.experiments.verdicts import Verdict
+from ldpjax.experiments.verdicts import judge
+from ldpjax.experiments.verdicts import judge_condition
 
 __all__ = [
     "Experiment",
     "ExperimentResult",
     "Option",
     "RunContext",
+    "Verdict",
     "floats",
     "get_experiment",
     "ints",
+    "judge",
+    "judge_condition",
     "list_experiments",
     "load_plugin",
     "register",

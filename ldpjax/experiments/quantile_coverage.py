@@ -55,6 +55,7 @@ from ldpjax.plotting import (
     paper_markers,
     se_note,
 )
+from ldpjax.quantile.divide_and_conquer import DC_LR_SCALE  # DC's step constant: one home
 
 # The ten N(0, 1) client locations of the authors' code (numpy.random.seed(42); randn(10)).
 AUTHORS_LOCATIONS = (
@@ -107,10 +108,6 @@ def method_setup(method: str, budget: int):
     if method == "Single":
         return Q.single(Q.SingleConfig(budget)), budget, _identity_steps
     raise ValueError(f"methods must be among {METHODS}; got {method!r}")
-
-
-#: DC's per-sample step constant (the authors' c0 = 2; Local SGD keeps the paper's 20).
-DC_LR_SCALE = 2.0  # = ldpjax.quantile.DC_LR_SCALE (the core is imported lazily here)
 
 
 def method_params(method: str, base, cfg):

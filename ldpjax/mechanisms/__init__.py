@@ -26,9 +26,13 @@ Mechanisms (pure functions of an explicit key; ``jit``/``vmap``/``grad``-able):
 * :func:`laplace_mechanism` — ``value + (sensitivity / eps) Laplace``, pure eps-DP; with
   ``granularity=g`` an exact discrete Laplace on g Z (real data); :func:`laplace_claim` its
   ``LaplaceEvent``; :func:`discrete_laplace` the integer sampler.
-* :func:`secure_key` — a key from the OS CSPRNG for releases of real data (simulation uses
-  integer seeds: replayable noise). :func:`no_privacy_permitted` — where a traced inf budget
-  means "no noise" (the engine enters it after its concrete grid check).
+* :func:`secure_key` — 128 bits from the OS CSPRNG as a key of ``ldpjax_secure128``
+  (Threefry-4x32, no seed, never converted to another generator); simulation uses integer
+  seeds (replayable noise). :func:`release` calls a real-data-safe mechanism only with such a
+  key (:func:`is_secure_key`, :func:`require_secure_key`; :func:`register_release` admits
+  more); :func:`ldpjax.engine.release_run` releases one run of an algorithm.
+  :func:`no_privacy_permitted` — where a traced inf budget means "no noise" (the engine enters
+  it after its concrete grid check).
 
 Fail closed: concrete out-of-domain budgets, sensitivities, values, bits or categories raise
 ``ValueError`` naming the argument; traced ones give a NaN release (real values), an invalid
@@ -57,7 +61,10 @@ from ldpjax.mechanisms.gaussian import gaussian_mechanism
 from ldpjax.mechanisms.gaussian import gaussian_noise_scale
 from ldpjax.mechanisms.gaussian import granular_claim
 from ldpjax.mechanisms.gaussian import rounded_sensitivity
+from ldpjax.mechanisms.kary import budget_width
 from ldpjax.mechanisms.kary import kary_randomized_response
+from ldpjax.mechanisms.kary import weighted_category_widths
+from ldpjax.mechanisms.kary import weighted_randomized_response_from_bits
 from ldpjax.mechanisms.laplace import discrete_laplace
 from ldpjax.mechanisms.laplace import laplace_claim
 from ldpjax.mechanisms.laplace import laplace_mechanism
@@ -73,6 +80,10 @@ from ldpjax.mechanisms.randomized_response import randomized_response_from_bits
 from ldpjax.mechanisms.randomized_response import report_bits
 from ldpjax.mechanisms.randomized_response import uniform_from_bits
 from ldpjax.mechanisms._domain import no_privacy_permitted
+from ldpjax.mechanisms.release import register_release
+from ldpjax.mechanisms.release import release
+from ldpjax.mechanisms.secure import is_secure_key
+from ldpjax.mechanisms.secure import require_secure_key
 from ldpjax.mechanisms.secure import secure_key
 
 __all__ = [
@@ -88,6 +99,7 @@ __all__ = [
     "PureDpEvent",
     "RandomizedResponseEvent",
     "SelfComposedEvent",
+    "budget_width",
     "debias_randomized_response",
     "delta",
     "discrete_gaussian",
@@ -112,7 +124,13 @@ __all__ = [
     "randomized_response_from_bits",
     "report_bits",
     "secure_key",
+    "is_secure_key",
+    "register_release",
+    "release",
+    "require_secure_key",
     "uniform_from_bits",
+    "weighted_category_widths",
+    "weighted_randomized_response_from_bits",
     "rounded_sensitivity",
     "tradeoff",
 ]

@@ -39,6 +39,10 @@ from ldpjax.types import Array, ArrayLike, PRNGKey
 #: Largest noise scale (in grid units) the sampler accepts: keeps t V and the release exact in
 #: int32 / float32 (2^24 / 40).
 MAX_GRID_SIGMA = float(2**24 // 40)
+#: Smallest positive noise scale (in grid units) the sampler accepts, 2^-60: s^2 stays a normal
+#: float32 number, so the acceptance exponent (|y| - s^2/t)^2 / (2 s^2) is defined (at this
+#: scale P[Y != 0] < e^(-2^119): the law is Y = 0, which is what the sampler returns).
+MIN_GRID_SIGMA = 2.0**-60
 #: Most rounds of candidates the sampler draws before it gives up (fail closed).
 MAX_ROUNDS = 128
 #: The sampler's "no valid draw" sentinel (invalid sigma, or out of rounds): the int32 minimum.
@@ -73,7 +77,8 @@ def discrete_gaussian(key: PRNGKey, sigma: ArrayLike, shape=(), dtype=None) -> A
 
     Args:
       key: PRNG key.
-      sigma: scale s in [0, MAX_GRID_SIGMA] (broadcast against ``shape``); s = 0 gives Y = 0.
+      sigma: scale s, 0 or in [MIN_GRID_SIGMA, MAX_GRID_SIGMA] (broadcast against ``shape``);
+        s = 0 gives Y = 0.
       shape: output shape.
       dtype: float dtype of the acceptance computations (default: float of ``sigma``).
 
@@ -90,6 +95,8 @@ def discrete_gaussian(key: PRNGKey, sigma: ArrayLike, shape=(), dtype=None) -> A
       (dtype('int32'), (4,))
     """
     v.check_range("sigma", sigma, 0.0, MAX_GRID_SIGMA)
+    v.check("sigma", sigma, lambda s: (s == 0) | (s >= MIN_GRID_SIGMA),
+            f"0 or in [2^-60, {MAX_GRID_SIGMA:.0f}] (below 2^-60 the sampler's arithmetic underflows)")
     from ldpjax.mechanisms import _domain as dom
 
     dom.check_precision("sigma", sigma)
@@ -117,9 +124,9 @@ def discrete_gaussian(key: PRNGKey, sigma: ArrayLike, shape=(), dtype=None) -> A
 
 
 def discrete_gaussian_valid(sigma: ArrayLike) -> Array:
-    """sigma in [0, MAX_GRID_SIGMA] (NaN fails)."""
+    """sigma = 0 or in [MIN_GRID_SIGMA, MAX_GRID_SIGMA] (NaN fails)."""
     s = jnp.asarray(sigma)
-    return (s >= 0) & (s <= MAX_GRID_SIGMA)
+    return (s == 0) | ((s >= MIN_GRID_SIGMA) & (s <= MAX_GRID_SIGMA))
 
 
 def discrete_gaussian_log_pmf(y: ArrayLike, sigma: ArrayLike) -> Array:
@@ -214,6 +221,7 @@ __all__ = [
     "DG_INVALID",
     "MAX_ROUNDS",
     "MAX_GRID_SIGMA",
+    "MIN_GRID_SIGMA",
     "discrete_gaussian",
     "discrete_gaussian_delta",
     "discrete_gaussian_delta_in_window",

@@ -37,6 +37,19 @@ Fail closed: concrete out-of-domain ``mu``, ``sensitivity`` (it must be > 0), va
 value). ``mu = inf`` (no noise) is honoured only when concrete at the call or inside
 :func:`~ldpjax.mechanisms.no_privacy_permitted` (the engine's checked grids); a traced inf
 elsewhere (e.g. an overflow) gives NaN. float16 / bfloat16 inputs raise ``ValueError``.
+
+No finite mu becomes no noise (:mod:`ldpjax.mechanisms._domain`): on the float path the sd
+sigma = sensitivity / mu must be at least the float spacing at max |value| + sensitivity (so
+``value + noise`` does not round back to ``value``): mu <= sensitivity / spacing(max |value| +
+sensitivity), at least 2^22 (about 4.2e6) in float32 and 2^51 in float64 for |value| <=
+sensitivity; beyond it a concrete mu raises ``ValueError`` naming that largest mu, a traced one
+gives NaN. A sigma that overflows the dtype, or a sensitivity beyond its range (1e39 in
+float32), is refused the same way; a concrete mu below the normal range (1e-40 in float32) is
+raised to the smallest normal number, as the accountants do. On the granular path sigma / g
+must lie in [:data:`~ldpjax.mechanisms.discrete_gaussian.MIN_GRID_SIGMA`,
+:data:`~ldpjax.mechanisms.discrete_gaussian.MAX_GRID_SIGMA`] (2^-60 keeps the sampler's
+arithmetic defined; a sigma that small releases the rounded value with probability
+1 - e^(-2^119), which is the discrete Gaussian's own law, and the claim says so).
 """
 
 from __future__ import annotations
@@ -49,7 +62,12 @@ import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax.mechanisms import _domain as dom
-from ldpjax.mechanisms.discrete_gaussian import DG_INVALID, MAX_GRID_SIGMA, discrete_gaussian
+from ldpjax.mechanisms.discrete_gaussian import (
+    DG_INVALID,
+    MAX_GRID_SIGMA,
+    MIN_GRID_SIGMA,
+    discrete_gaussian,
+)
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 
@@ -63,24 +81,16 @@ def gaussian_noise_scale(sensitivity: ArrayLike, mu: ArrayLike) -> Array:
 
     Returns:
       sigma; NaN (value and gradient) for out-of-domain entries under ``jit`` (NaN, mu <= 0,
-      an unchecked traced mu = inf, sensitivity <= 0 or inf).
+      an unchecked traced mu = inf, sensitivity <= 0 or inf) and for a finite mu whose sigma
+      the dtype cannot carry (below the float spacing at the sensitivity, or overflowing); such
+      a concrete mu raises ``ValueError`` naming the largest (smallest) mu the dtype honours.
+      A concrete mu or sensitivity below the normal range counts as its smallest normal number.
 
     Example:
       >>> float(gaussian_noise_scale(2.0, 4.0))
       0.5
     """
-    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
-    v.check_range("mu", mu, 0.0, jnp.inf, low_open=True)
-    dom.check_precision("sensitivity", sensitivity)
-    dom.check_precision("mu", mu)
-    dtype = dom.release_dtype(sensitivity, mu)
-    allow_inf = dom.inf_allowed(mu)
-    sensitivity = jnp.asarray(sensitivity, dtype)
-    mu = jnp.asarray(mu, dtype)
-    finite = jnp.isfinite(mu)
-    scale = jnp.where(finite, sensitivity / jnp.where(finite & (mu > 0), mu, 1.0), 0.0)
-    return dom.poison(dom.mu_ok(mu, allow_inf) & dom.sensitivity_ok(sensitivity), scale,
-                      sensitivity, mu)
+    return dom.noise_scale(sensitivity, mu, "mu")
 
 
 def rounded_sensitivity(
@@ -188,9 +198,11 @@ def gaussian_mechanism(
     """
     value, domain, in_domain = prepare_release(value, sensitivity, mu, "mu", domain, granularity)
     if granularity is None:
+        dom.check_noise_floor("mu", mu, sensitivity, value.dtype, value)
         scale = gaussian_noise_scale(sensitivity, mu).astype(value.dtype)
         release = value + scale * jax.random.normal(key, value.shape, value.dtype)
-        return dom.poison(in_domain & ~jnp.isnan(scale), release)
+        ok = in_domain & ~jnp.isnan(scale) & dom.noise_floor_ok(scale, sensitivity, value)
+        return dom.poison(ok, release)
     return _granular_release(key, value, sensitivity, mu, domain, granularity, in_domain)
 
 
@@ -199,20 +211,51 @@ def _granular_release(key, value, sensitivity, mu, domain, g, in_domain) -> Arra
     sens_g = rounded_sensitivity(sensitivity, g, dim, domain)
     scale = gaussian_noise_scale(sens_g, mu)
     grid_sigma = (scale / g).astype(value.dtype)
-    if v.is_concrete(grid_sigma) and np.all(np.isfinite(np.asarray(grid_sigma))):
-        if np.any(np.asarray(grid_sigma) > MAX_GRID_SIGMA):
-            raise ValueError(
-                f"granularity={g!r} is too fine for this noise scale ({float(np.max(scale)):.4g}): "
-                f"sigma / granularity must be <= {MAX_GRID_SIGMA:.0f}; use a coarser power of two"
-            )
-    ok = in_domain & (grid_sigma <= MAX_GRID_SIGMA) & ~jnp.isnan(grid_sigma)
+    check_grid_sigma(grid_sigma, sens_g, g)
+    # sigma = 0 only for an inf mu honoured by gaussian_noise_scale (a finite one is NaN there)
+    in_range = (grid_sigma == 0) | ((grid_sigma >= MIN_GRID_SIGMA) & (grid_sigma <= MAX_GRID_SIGMA))
+    ok = in_domain & in_range & ~jnp.isnan(grid_sigma)
     ok = ok & dom.sensitivity_ok(sensitivity)  # the unrounded sensitivity must be > 0 too
     safe_sigma = jnp.where(ok, grid_sigma, 0.0)
     grid_value = jnp.floor(value / g + 0.5)  # round half up: the sensitivity bound above
     noise = discrete_gaussian(key, safe_sigma, value.shape, value.dtype)
     ok = ok & (noise != DG_INVALID)  # a sampler that ran out of rounds fails closed
     release = (grid_value + noise.astype(value.dtype)) * g
-    return dom.poison(ok, release)
+    return dom.poison(ok, release, sensitivity, mu)  # NaN gradients at an invalid budget
+
+
+def check_grid_sigma(grid_sigma: ArrayLike, sensitivity: ArrayLike, granularity: float) -> None:
+    """Refuse a concrete grid scale s = sigma / g outside [MIN_GRID_SIGMA, MAX_GRID_SIGMA]
+    (0, an inf mu, passes): ``ValueError`` naming the coarser granularity or the largest mu.
+
+    Example:
+      >>> check_grid_sigma(1e6, 1.0, 2**-10)
+      Traceback (most recent call last):
+      ...
+      ValueError: granularity=0.0009765625 is too fine for this noise scale (976.6): sigma / granularity must be <= 419430; use a coarser power of two (about 2**-8 or coarser)
+    """
+    if not v.is_concrete((grid_sigma, sensitivity)):
+        return
+    s = np.asarray(grid_sigma, np.float64)
+    if not np.all(np.isfinite(s)):
+        return
+    if np.any(s > MAX_GRID_SIGMA):
+        sigma = float(np.nanmax(s)) * granularity
+        exponent = int(np.ceil(np.log2(sigma / MAX_GRID_SIGMA)))
+        raise ValueError(
+            f"granularity={granularity!r} is too fine for this noise scale ({sigma:.4g}): "
+            f"sigma / granularity must be <= {MAX_GRID_SIGMA:.0f}; use a coarser power of two "
+            f"(about 2**{exponent} or coarser)"
+        )
+    small = (s > 0) & (s < MIN_GRID_SIGMA)
+    if np.any(small):
+        sens = float(np.max(np.asarray(sensitivity, np.float64)))
+        raise ValueError(
+            f"mu is too large for granularity={granularity!r}: sigma / granularity = "
+            f"{float(np.min(s[small])):.3g} is below {MIN_GRID_SIGMA:.3g} (2^-60), where the "
+            f"discrete Gaussian sampler's arithmetic underflows; the largest mu honoured here is "
+            f"{sens / (granularity * MIN_GRID_SIGMA):.4g} (write mu=inf for no noise)"
+        )
 
 
 def granular_claim(
@@ -236,6 +279,7 @@ def granular_claim(
 
 
 __all__ = [
+    "check_grid_sigma",
     "gaussian_mechanism",
     "gaussian_noise_scale",
     "granular_claim",

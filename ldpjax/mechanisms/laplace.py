@@ -13,27 +13,43 @@ Two paths:
 * **granular** (``granularity=g``, a power of two): the value is rounded to g Z (round half up),
   and the noise is g Y with Y an exact discrete Laplace, P[Y = y] proportional to
   exp(-|y| / t) (Canonne, Kamath & Steinke 2020, Algorithm 2). The scale t = n / 64 is a
-  multiple of 1/64 rounded *up* from D / eps, where D = ceil(Delta_g / g) is the rounded l1
-  sensitivity in grid units (Delta_g = Delta + g d for d coordinates, or the domain's bound), so
-  the release is (D / t)-DP with D / t <= eps: exactly pure DP at most the claimed eps (for
-  integer shifts up to D the privacy loss of the discrete Laplace is at most D / t). Every output
-  is a multiple of g. **Use this path for a release of real data** with a key from
-  :func:`~ldpjax.mechanisms.secure_key`.
+  multiple of 1/64 rounded *up* from D / eps (n = ceil(64 D / eps) >= 1, from D / eps computed
+  in the dtype), where D = ceil(Delta_g / g) is the rounded l1 sensitivity in grid units
+  (Delta_g = Delta + g d for d coordinates, or the domain's bound), so the release is
+  (D / t)-DP with D / t <= eps up to the rounding of D / eps (for integer shifts up to D the
+  privacy loss of the discrete Laplace is at most D / t). Its claim (:func:`laplace_claim`) is
+  ``PureDpEvent(D / t)``, D / t = 64 D / n itself rounded up (at most one ulp above the
+  quotient): never below the true value. (The float path claims ``LaplaceEvent(eps)``, the
+  continuous mechanism's own, tighter profile; the discrete Laplace's loss takes only the
+  values +-D / t at D = 1, the worst eps-DP pair.) Every output is a multiple of g. **Use this path for a release of real
+  data** with a key from :func:`~ldpjax.mechanisms.secure_key`.
 
 Sampler (CKS 2020, Algorithm 2, with rational scale n / 64): U uniform on {0, ..., n - 1}
 accepted with probability exp(-U / n); V ~ Geometric (P(V >= j) = e^-j, drawn by inversion from
 a uniform of 2^-64 resolution made of two words, so the float resolution never truncates its
 tail; a draw with V >= 44, probability e^-44 < 1e-19, makes the release NaN rather than being
 clipped); X = U + n V; Y = floor(X / 64); a fair sign B, rejecting (B = 1, Y = 0). Strictly,
-then, the granular release is (eps, 1e-19)-DP: pure eps-DP except on the NaN event. Acceptance probabilities are computed in floating point (a law
+then, the granular release is pure (D / t)-DP except near the cut: outputs at least
+floor(44 t) grid steps from the rounded value may be cut (NaN) for one neighbour and not for
+the other, D steps away, and those outputs have probability at most
+e^(-(floor(44 t) - D) / t) <= e^(D/t + 1/t - 44); so the release is (D / t, delta)-DP with
+that delta (at most 5.7e-19 at D / t = 1 with t >= 1; it grows with D / t: keep eps moderate
+on this path). Acceptance probabilities are computed in floating point (a law
 residual of the order of the float epsilon; never a change of support). Rounds run in a
 ``lax.while_loop`` bounded by :data:`MAX_ROUNDS` (each round accepts with probability above
 0.3): an entry unfinished after it (probability below 1e-19) makes the release NaN.
 
 Fail closed: concrete eps outside (0, inf], sensitivity outside (0, inf), values outside the
 domain, a bad granularity or float16/bfloat16 inputs raise ``ValueError``; traced ones give a NaN
-release. eps = inf (no noise) is honoured only when concrete or inside
-:func:`~ldpjax.mechanisms.no_privacy_permitted`.
+release (and NaN gradients). eps = inf (no noise) is honoured only when concrete or inside
+:func:`~ldpjax.mechanisms.no_privacy_permitted`. No finite eps becomes no noise: on the float
+path b = Delta / eps must be at least the float spacing at max |value| + Delta (the rule of
+:mod:`ldpjax.mechanisms._domain`, as for the Gaussian: eps <= Delta / spacing, at least 2^22 in
+float32 for |value| <= Delta), a b that overflows or a Delta beyond the dtype's range is
+refused, and a concrete eps below the normal range is raised to the smallest normal number; on
+the granular path the grid scale is at least 1/64 for every finite eps and at most
+:data:`MAX_GRID_SCALE` (a concrete eps beyond either raises ``ValueError``, see
+:func:`check_grid_scale`; traced: NaN).
 """
 
 from __future__ import annotations
@@ -61,21 +77,15 @@ DL_INVALID = -(2**31)
 def laplace_noise_scale(sensitivity: ArrayLike, eps: ArrayLike) -> Array:
     """b = sensitivity / eps (0 for a concrete or permitted eps = inf; NaN when invalid).
 
+    A finite eps whose b the dtype cannot carry (below the float spacing at the sensitivity,
+    or overflowing) is refused: ``ValueError`` when concrete, NaN when traced
+    (:func:`ldpjax.mechanisms._domain.noise_scale`).
+
     Example:
       >>> float(laplace_noise_scale(1.0, 2.0))
       0.5
     """
-    v.check_range("sensitivity", sensitivity, 0.0, jnp.inf, low_open=True, high_open=True)
-    v.check_range("eps", eps, 0.0, jnp.inf, low_open=True)
-    dom.check_precision("sensitivity", sensitivity)
-    dom.check_precision("eps", eps)
-    dtype = dom.release_dtype(sensitivity, eps)
-    allow_inf = dom.inf_allowed(eps)
-    sensitivity, eps = jnp.asarray(sensitivity, dtype), jnp.asarray(eps, dtype)
-    finite = jnp.isfinite(eps)
-    scale = jnp.where(finite, sensitivity / jnp.where(finite & (eps > 0), eps, 1.0), 0.0)
-    return dom.poison(dom.mu_ok(eps, allow_inf) & dom.sensitivity_ok(sensitivity), scale,
-                      sensitivity, eps)
+    return dom.noise_scale(sensitivity, eps, "eps")
 
 
 def _geometric_from_bits(words: Array, dtype) -> tuple[Array, Array]:
@@ -164,8 +174,33 @@ def granular_laplace_scale(sensitivity, eps, granularity: float, dim: int, domai
     eps = jnp.asarray(eps, sens.dtype)
     finite = jnp.isfinite(eps)
     raw = shift / jnp.where(finite & (eps > 0), eps, 1.0)
-    scale = jnp.where(finite, jnp.ceil(raw * SCALE_DENOMINATOR) / SCALE_DENOMINATOR, 0.0)
+    # n >= 1: a finite eps never gives the scale 0 (no noise), even where D / eps underflows
+    n = jnp.maximum(jnp.ceil(raw * SCALE_DENOMINATOR), 1.0)
+    scale = jnp.where(finite, n / SCALE_DENOMINATOR, 0.0)
     return shift, scale
+
+
+def check_grid_scale(grid_scale: ArrayLike, granularity: float) -> None:
+    """Refuse a concrete grid scale t above :data:`MAX_GRID_SCALE` (``ValueError`` naming the
+    coarsest granularity that fits).
+
+    Example:
+      >>> check_grid_scale(81650.0, 2**-14)
+      Traceback (most recent call last):
+      ...
+      ValueError: granularity=6.103515625e-05 is too fine for this noise scale: scale / granularity = 8.165e+04 grid units, above the exact sampler's 11397; use a coarser power of two (about 2**-11 or coarser)
+    """
+    if not v.is_concrete(grid_scale):
+        return
+    t = np.asarray(grid_scale, np.float64)
+    if np.any(t > MAX_GRID_SCALE):
+        worst = float(np.nanmax(t))
+        exponent = int(np.ceil(np.log2(granularity * worst / MAX_GRID_SCALE)))
+        raise ValueError(
+            f"granularity={granularity!r} is too fine for this noise scale: scale / granularity = "
+            f"{worst:.4g} grid units, above the exact sampler's {MAX_GRID_SCALE:.0f}; use a "
+            f"coarser power of two (about 2**{exponent} or coarser)"
+        )
 
 
 def laplace_mechanism(
@@ -201,49 +236,101 @@ def laplace_mechanism(
     from ldpjax.mechanisms.gaussian import prepare_release
 
     value, domain, in_domain = prepare_release(value, sensitivity, eps, "eps", domain, granularity)
+    if granularity is None:
+        dom.check_noise_floor("eps", eps, sensitivity, value.dtype, value)
     scale = laplace_noise_scale(sensitivity, eps).astype(value.dtype)
     ok = in_domain & ~jnp.isnan(scale)
     if granularity is None:
         release = value + scale * jax.random.laplace(key, value.shape, value.dtype)
-        return dom.poison(ok, release)
+        return dom.poison(ok & dom.noise_floor_ok(scale, sensitivity, value), release)
     dim = max(int(np.prod(value.shape)), 1)
     _, grid_scale = granular_laplace_scale(sensitivity, eps, granularity, dim, domain)
     grid_scale = grid_scale.astype(value.dtype)
-    if v.is_concrete(grid_scale) and np.any(np.asarray(grid_scale) > MAX_GRID_SCALE):
-        raise ValueError(f"granularity={granularity!r} is too fine for this noise scale: "
-                         f"scale / granularity must be <= {MAX_GRID_SCALE:.0f}")
+    check_grid_scale(grid_scale, granularity)
     ok = ok & (grid_scale <= MAX_GRID_SCALE)
-    zero = grid_scale == 0  # eps = inf, already checked above (concrete or permitted)
+    zero = grid_scale == 0  # eps = inf only (finite eps: t >= 1/64), checked above
     noise = discrete_laplace(key, jnp.where(ok & ~zero, grid_scale, 1.0), value.shape, value.dtype)
     noise = jnp.where(zero, 0, noise)
     ok = ok & (noise != DL_INVALID)
     release = (jnp.floor(value / granularity + 0.5) + noise.astype(value.dtype)) * granularity
-    return dom.poison(ok, release)
+    return dom.poison(ok, release, sensitivity, eps)  # NaN gradients at an invalid budget
+
+
+def _two_product(a: Array, b: Array) -> tuple[Array, Array]:
+    """(p, e) with p = fl(a b) and p + e = a b exactly (Dekker 1971, "A floating-point technique
+    for extending the available precision", Numer. Math. 18; Veltkamp's splitting)."""
+    factor = 2.0 ** ((jnp.finfo(a.dtype).nmant + 2) // 2) + 1.0
+
+    def split(x):
+        c = factor * x
+        hi = c - (c - x)
+        return hi, x - hi
+
+    a_hi, a_lo = split(a)
+    b_hi, b_lo = split(b)
+    p = a * b
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def quotient_up(numerator: ArrayLike, denominator: ArrayLike) -> Array:
+    """numerator / denominator (positive, exactly representable), rounded *up*.
+
+    The correctly rounded quotient q is kept where q * denominator >= numerator exactly (an
+    error-free product decides it, :func:`_two_product`), else raised by one ulp: q is within
+    half an ulp of the real quotient, so the result is never below it and at most one ulp above.
+
+    Example:
+      >>> float(quotient_up(64.0, 16.0)), float(quotient_up(1.0, 3.0)) > 1 / 3
+      (4.0, True)
+    """
+    num, den = jnp.broadcast_arrays(*(jnp.asarray(x, jnp.result_type(numerator, denominator, float))
+                                      for x in (numerator, denominator)))
+    q = num / den
+    product, error = _two_product(q, den)
+    above = (product > num) | ((product == num) & (error >= 0))
+    step = jax.lax.stop_gradient(jnp.nextafter(q, jnp.asarray(jnp.inf, q.dtype)) - q)
+    return jnp.where(above, q, q + step)
 
 
 def laplace_claim(sensitivity, eps, granularity: float | None = None, dim: int = 1, domain=None):
-    """The :class:`~ldpjax.mechanisms.LaplaceEvent` of a release: eps on the float path, the
-    (smaller or equal) D / t of the granular path.
+    """The privacy event of a release of ``dim`` coordinates.
+
+    * Float path, one coordinate: ``LaplaceEvent(eps)``, the continuous Laplace mechanism (its
+      own profile, 1 - e^((e - eps)/2) below eps; :mod:`ldpjax.accounting.laplace`).
+    * Float path, ``dim > 1`` (l1 sensitivity over the vector): ``PureDpEvent(eps)``, the worst
+      eps-DP pair (the scalar Laplace profile is not claimed for vectors).
+    * Granular path: ``PureDpEvent(D / t)`` with D / t = 64 D / n of the scale actually used,
+      rounded up (:func:`quotient_up`), at most eps up to the rounding of D / eps. The
+      discrete Laplace's privacy loss takes only the values +-D / t at unit shift D = 1,
+      where the worst eps-DP pair (binary randomized response) is its exact profile; for
+      D > 1 that pair is a valid upper bound (the release is (D / t)-DP).
 
     Example:
       >>> round(float(laplace_claim(1.0, 0.7).eps), 6)
       0.7
+      >>> type(laplace_claim(1.0, 1.0, 2**-4, 1, (0.0, 1.0))).__name__
+      'PureDpEvent'
     """
-    from ldpjax.mechanisms.events import LaplaceEvent
+    from ldpjax.mechanisms.events import LaplaceEvent, PureDpEvent
 
     eps_arr = jnp.asarray(eps, dom.release_dtype(sensitivity, eps))
     if granularity is None:
-        return LaplaceEvent(eps_arr)
+        return LaplaceEvent(eps_arr) if dim == 1 else PureDpEvent(eps_arr)
     shift, scale = granular_laplace_scale(sensitivity, eps, granularity, dim, domain)
-    return LaplaceEvent(jnp.where(scale > 0, shift / jnp.where(scale > 0, scale, 1.0), jnp.inf))
+    positive = scale > 0
+    n = jnp.where(positive, scale * SCALE_DENOMINATOR, 1.0)  # exact: n is a whole number
+    claim = quotient_up(shift * SCALE_DENOMINATOR, n)
+    return PureDpEvent(jnp.where(positive, claim, jnp.inf))
 
 
 __all__ = [
     "DL_INVALID",
     "MAX_GRID_SCALE",
+    "check_grid_scale",
     "discrete_laplace",
     "granular_laplace_scale",
     "laplace_claim",
     "laplace_mechanism",
     "laplace_noise_scale",
+    "quotient_up",
 ]

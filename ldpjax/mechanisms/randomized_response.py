@@ -17,10 +17,17 @@ could hide the flip (a float32 uniform resolves 2^-23, so the old comparison nev
 1 - r < 2^-22). r = 1 (no privacy) flips never and is honoured only when concrete or inside
 :func:`~ldpjax.mechanisms.no_privacy_permitted`.
 
+No r < 1 becomes no noise: every r < 1 of the release dtype has F >= 1 (r 2^31 < 2^31), and a
+concrete r < 1 that the dtype rounds to 1 (r >= 1 - 2^-25 in float32, e.g. 1 - 2^-26) raises
+``ValueError`` naming the largest r below 1 the dtype honours (1 - 2^-24 in float32,
+1 - 2^-53 in float64).
+
 :func:`randomized_response_bernoulli` draws the reported bit when only the *law* of the true bit,
 P[b = 1] = p, is known: the report is Bernoulli(r p + (1 - r)/2), decided on the same 32 bits
 against ceil((r p + (1 - r)/2) 2^32) computed in floating point — a *simulation* path (the fast
-exact law of a parametric client), not a release of real data.
+exact law of a parametric client), not a release of real data. That threshold is kept within
+[ceil((1 - r)/2 2^32), 2^32 - ceil((1 - r)/2 2^32)] for r < 1, so rounding r p + (1 - r)/2 to 1
+(p = 1 and r near 1) never makes the report certain.
 
 Fail closed: concrete r outside (0, 1], bits outside {0, 1}, probabilities outside [0, 1] or
 float16/bfloat16 inputs raise ``ValueError``; traced invalid ones report a fair coin (the most
@@ -85,7 +92,9 @@ def flip_threshold(r: ArrayLike) -> Array:
     """
     dom.check_precision("r", r)
     allow_one = dom.inf_allowed(r)
-    r = jnp.asarray(r, dom.release_dtype(r))
+    dtype = dom.release_dtype(r)
+    dom.check_rate("r", r, dtype)
+    r = jnp.asarray(r, dtype)
     ok = dom.rate_ok(r) & (allow_one | (r < 1))
     truthful = jnp.floor(jnp.where(ok, r, 0.0) * float(_HALF)).astype(jnp.uint32)
     return jnp.uint32(_HALF) - truthful
@@ -188,13 +197,21 @@ def randomized_response_bernoulli_from_bits(
     dom.check_precision("r", r)
     allow_one = dom.inf_allowed(r)
     dtype = dom.release_dtype(prob_one, r)
+    dom.check_rate("r", r, dtype)
     prob_one, r = jnp.asarray(prob_one, dtype), jnp.asarray(r, dtype)
     ok = dom.rate_ok(r) & (allow_one | (r < 1)) & dom.prob_ok(prob_one)
     p_report = jnp.where(ok, r * prob_one + 0.5 * (1.0 - r), 0.5)
     scaled = jnp.ceil(p_report * 2.0**32)
-    always = scaled >= 2.0**32
-    threshold = jnp.where(always, 0.0, scaled).astype(jnp.uint32)
-    return always | (bits < threshold)
+    over = scaled >= 2.0**32
+    threshold = jnp.where(over, 0.0, scaled).astype(jnp.uint32)
+    # each outcome keeps at least ceil((1 - r)/2 2^32) words (exact integers: 1 - r is exact for
+    # r >= 1/2, and 2^32 - floor is uint32 arithmetic), so rounding r p + (1 - r)/2 to 1 (or a
+    # float32 threshold near 2^32, resolved to 256 words) never makes a report with r < 1 certain
+    floor = jnp.ceil(0.5 * (1.0 - jnp.where(ok, r, 0.0)) * 2.0**32).astype(jnp.uint32)
+    top = jnp.uint32(0) - floor  # 2^32 - floor
+    capped = floor > 0
+    threshold = jnp.where(capped, jnp.clip(jnp.where(over, top, threshold), floor, top), threshold)
+    return (over & ~capped) | (bits < threshold)
 
 
 def debias_randomized_response(report: ArrayLike, r: ArrayLike) -> Array:

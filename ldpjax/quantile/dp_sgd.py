@@ -13,7 +13,8 @@ Calibration (``calibration=``, static):
   (scale 1 / eps_k, noise sd sqrt(2) / eps_k). This is the comparison paper 001 makes: its
   DP-SGD MAEs fit this noise (Theorem 3.1 predicts 0.0132 / 0.0169 / 0.0067 against the paper's
   0.0142 / 0.0186 / 0.0065 in the Hete-L cells); the authors' public code has no DP-SGD to
-  settle it. Claim: ``LaplaceEvent(eps_k)`` per client.
+  settle it. Claim: ``LaplaceEvent(eps_k)`` per client (the continuous Laplace mechanism,
+  accounted by its own profile, below the worst eps_k-DP pair's).
 * ``"gaussian"``: the Gaussian mechanism through :func:`ldpjax.mechanisms.gaussian_mechanism`
   (sensitivity 1, GDP parameter mu_k, noise sd 1 / mu_k). mu_k = ``ldpjax.accounting.gdp_mu(eps_k,
   delta)`` with eps_k = ``rr_epsilon(r_k)`` and delta = 1e-5 by default (``QuantileParams.delta``):
@@ -28,12 +29,20 @@ Privacy claim (``privacy_event``): each record is used once, by its own client, 
 ``ParallelEvent(GaussianEvent(mu_k) for k)`` (Gaussian; per record mu_k-GDP, hence
 (eps_k, delta)-DP). With ``granularity=g`` the releases take the float-safe granular path
 (rounded to g Z plus an exact discrete Laplace or Gaussian) and the claim is the mechanism's
-own (``ldpjax.mechanisms.laplace_claim`` / ``granular_claim``).
+own (``ldpjax.mechanisms.laplace_claim``: ``PureDpEvent(D / t)``, the discrete Laplace's
+worst pair; ``granular_claim``: a ``DiscreteGaussianEvent``).
 **Which release is safe for real data:** only the granular one. The default float path is for
 simulation: its low-order bits depend on the subgradient (Mironov 2012; see
-``ldpjax.mechanisms.gaussian``). Choose g so that sigma_k / g stays below about 341 grid units
-(e.g. g = 2**-5 for r_k >= 0.25 at delta = 1e-5): the exact discrete-Gaussian accountant of
-``ldpjax.mechanisms`` covers that range (beyond it ``epsilon`` of the claim is NaN).
+``ldpjax.mechanisms.gaussian``). The exact discrete-Gaussian accountant covers the window
+12 s + D <= 4096, with s = sigma_k / g and D = 1/g + 1 the rounded sensitivity in grid units
+(s <= 338 at g = 2**-5, which holds for r_k >= 0.25 at delta = 1e-5); beyond it ``epsilon`` of
+the claim is the zCDP bound (CKS 2020, Thm 14 and Cor. 13), finite and an upper bound but
+looser: at r_k = 0.25 and delta = 1e-5 the claim's epsilon at 1e-5 is 0.511 with g = 2**-5
+(exact; mu_k-GDP gives 0.511) and 0.561 with g = 2**-7 (zCDP). A granularity too fine for the
+exact samplers (a Laplace grid scale D / eps_k above
+``ldpjax.mechanisms.laplace.MAX_GRID_SCALE``, or a Gaussian s above ``MAX_GRID_SIGMA``) is a
+``ValueError`` at validation, naming a coarser power of two (e.g. r_k = 0.1 needs
+g >= 2**-11 with the Laplace calibration).
 
 Data: with ``config.exact_law`` (default) and parametric clients, the bit 1{x <= q} is drawn
 from its law, 1{u < F_k(q)} (one data uniform, no inverse CDF); otherwise x = F_k^-1(u).
@@ -59,6 +68,8 @@ from ldpjax import _validation as v
 from ldpjax import mechanisms
 from ldpjax.accounting import gdp_mu, rr_epsilon
 from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
+from ldpjax.mechanisms.gaussian import check_grid_sigma
+from ldpjax.mechanisms.laplace import check_grid_scale, granular_laplace_scale
 from ldpjax.quantile.clients import client_cdf, sample_from_uniform, uniform_draws
 from ldpjax.quantile.inference import InferenceState
 from ldpjax.quantile.local_sgd import LocalSGDConfig
@@ -136,6 +147,24 @@ def gaussian_noise_scales(r: ArrayLike, delta: ArrayLike) -> Array:
     return mechanisms.gaussian_noise_scale(SENSITIVITY, dp_sgd_mu(r, delta))
 
 
+def _check_granular(budget: Array, granularity: float, laplace: bool, r: ArrayLike) -> None:
+    """``ValueError`` (naming r) where a granular release at ``budget`` is beyond its sampler."""
+    if not v.is_concrete(budget):
+        return
+    try:
+        if laplace:
+            _, scale = granular_laplace_scale(SENSITIVITY, budget, granularity, 1)
+            check_grid_scale(scale, granularity)
+        else:
+            sens = mechanisms.rounded_sensitivity(SENSITIVITY, granularity, 1)
+            check_grid_sigma(mechanisms.gaussian_noise_scale(sens, budget) / granularity, sens,
+                             granularity)
+    except ValueError as err:
+        low = float(np.min(np.asarray(r, np.float64)))
+        raise ValueError(f"dp_sgd(granularity={granularity!r}) at params.r down to {low:.4g}: "
+                         f"{err}") from None
+
+
 def laplace_budgets(r: ArrayLike) -> Array:
     """eps_k = rr_epsilon(r_k): the Laplace calibration's budget (inf for r_k = 1).
 
@@ -201,7 +230,12 @@ def dp_sgd(config: LocalSGDConfig, *, granularity: float | None = None,
                           for i in range(budget.shape[-1]))
         return per_client_claim(parts, uses)
 
-    validate, privacy_event = stream_contract(reports, event_of)
+    stream_validate, privacy_event = stream_contract(reports, event_of)
+
+    def validate(params: QuantileParams, inputs=None) -> None:
+        stream_validate(params, inputs)
+        if granularity is not None:  # the exact samplers' range, before anything compiles
+            _check_granular(budgets(params), granularity, laplace, params.r)
 
     def init(params: QuantileParams, key) -> DPSGDState:
         check_stream(params.clients, reports)  # static: records clients vs the budget

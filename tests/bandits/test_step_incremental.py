@@ -26,13 +26,12 @@ from ldpjax.bandits.environment import (
     UNROLL_ARMS,
     arm_mask,
     count_true,
-    inverse_cdf,
     pick_tied_max,
 )
 from ldpjax.bandits.epsilon_greedy import arm_ctr, computed_once, release_arm, segment_ctr
 from ldpjax.bandits.state import BanditState, estimated_ctr
 from ldpjax.engine import make_key, product_grid, record, simulate
-from ldpjax.mechanisms import kary_randomized_response_from_bits
+from ldpjax.mechanisms.kary import weighted_randomized_response_from_bits
 
 T = 120
 SEEDS = 3
@@ -168,20 +167,23 @@ def test_release_with_category_zero_equals_release_of_the_greedy_arm(strategy):
     words = rng.integers(0, 2**32, (n, 2), dtype=np.uint32)
     values = _tied_values(rng, (n, 4))
     mask = np.arange(4) < k
-    eps = rng.uniform(0.05, 1.0, n).astype(np.float32)
-    weights = np.where(mask, np.asarray([0.5, 0.3, 0.2, 0.0], np.float32), np.float32(0.0))
-    arm, greedy = jax.jit(jax.vmap(lambda w, v, e: release_arm(
-        w, v, mask, e, weights, strategy, k, jnp.float32)))(words, values, eps)
+    gammas = rng.uniform(0.0, 3.0, n).astype(np.float32)
+    budgets = np.asarray([0.5, 1.0, 2.0, np.inf], np.float32)
 
-    def with_true_category(w, v, e):
-        _, _, spare = kary_randomized_response_from_bits(w, 0, e, k)
+    def widths_of(g):
+        return budgets_lib.release_widths(strategy, g, budgets, 10, k, mask, k)
+
+    arm, greedy = jax.jit(jax.vmap(lambda w, v, g: release_arm(
+        w, v, mask, *widths_of(g), k, jnp.float32)))(words, values, gammas)
+
+    def with_true_category(w, v, g):
+        widths, capped = widths_of(g)
+        _, _, spare = weighted_randomized_response_from_bits(w, 0, widths, capped, k)
         truth = pick_tied_max(v, mask, spare)
-        report, explored, spare = kary_randomized_response_from_bits(w, truth, e, k)
-        if strategy == budgets_lib.ARM_SPECIFIC:  # the weights' inverse CDF at u / eps
-            report = jnp.where(explored, inverse_cdf(weights, (report + spare) / k), report)
+        report, _, _ = weighted_randomized_response_from_bits(w, truth, widths, capped, k)
         return report, truth
 
-    ref_arm, ref_greedy = jax.jit(jax.vmap(with_true_category))(words, values, eps)
+    ref_arm, ref_greedy = jax.jit(jax.vmap(with_true_category))(words, values, gammas)
     assert np.array_equal(np.asarray(greedy), np.asarray(ref_greedy))
     assert np.array_equal(np.asarray(arm), np.asarray(ref_arm))
     explored = np.asarray(arm) != np.asarray(greedy)

@@ -10,6 +10,8 @@ made ``gdp_log_delta`` -inf, so eps(delta) stalled for deltas near 1e-39.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -176,3 +178,19 @@ def test_log_delta_float32_where_delta_underflows(_profile, _inversions):
     np.testing.assert_allclose(f32, f64, rtol=2e-6)
     eps_at, ref = _inversions[0][_N_EPS:], _inversions[1][_N_EPS:]
     np.testing.assert_allclose(eps_at, ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("count", [2**40, 2**40 + 1, 2**62 + 3])
+def test_self_composition_counts_beyond_int32(count):
+    # Counts beyond int32 are floats of the event's dtype, rounded up (2^40 + 1 is not a float32),
+    # not an OverflowError; mu sqrt(count) against mpmath at the exact count, to the dtype's eps
+    import mpmath as mp
+
+    event = acc.SelfComposedEvent(acc.GaussianEvent(1.0), count)
+    assert int(np.asarray(event.prepared().count)) >= count  # exact integers: never fewer uses
+    got = float(acc.composed_mu(event))
+    exact = float(mp.sqrt(mp.mpf(count)))
+    assert got == pytest.approx(exact, rel=float(jnp.finfo(jnp.result_type(float)).eps))
+    assert np.isfinite(float(acc.epsilon(event, 1e-5)))
+    pure = acc.SelfComposedEvent(acc.RandomizedResponseEvent(0.5), count)
+    assert float(acc.pure_epsilon(pure)) >= count * math.log(3.0) * (1 - 1e-6)

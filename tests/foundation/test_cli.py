@@ -95,6 +95,13 @@ def test_plugin_experiments(tmp_path, capsys):
     assert main(["--plugin", str(plugin), "run", "my-plugin", "--out", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "t.csv").read_text().splitlines() == ["a", "1"]
     assert main(["--plugin", str(tmp_path / "missing.py"), "list"]) == 2
+    # a plugin whose own import fails: one line on stderr and exit code 2, no traceback
+    broken = tmp_path / "broken_plugin.py"
+    broken.write_text("import ldpjax\nraise RuntimeError('boom in the plugin')\n")
+    capsys.readouterr()
+    assert main(["--plugin", str(broken), "list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "boom in the plugin" in err and "Traceback" not in err
 
 
 def test_run_help(capsys):
@@ -254,8 +261,7 @@ def test_bench_subcommand_is_wired(monkeypatch, capsys):
 def test_reproduce_collects_verdicts(tmp_path, capsys):
     plugin = tmp_path / "verdict_plugin.py"
     plugin.write_text(
-        "from ldpjax.experiments import Experiment, ExperimentResult\n"
-        "from ldpjax.experiments.verdicts import judge\n"
+        "from ldpjax.experiments import Experiment, ExperimentResult, judge\n"
         "def run(ctx):\n"
         "    v = [judge('v-plugin', 'mean is 1', 1.02, 1.0, 0.05, tolerance_note='2 SE'),\n"
         "         judge('v-plugin', 'sd is 2', 3.0, 2.0, 0.1, reason='our noise is larger')]\n"

@@ -39,7 +39,7 @@ def test_key_schedule_matches_an_independent_reference(crn):
             pair = jax.random.split(jax.random.fold_in(base, 5 + s))
             init_key, run_key = pair[0], pair[1]
             draws = [jax.random.normal(jax.random.fold_in(run_key, t)) for t in range(6)]
-            np.testing.assert_array_equal(res.record[g, s], np.asarray(draws, np.float32))
+            np.testing.assert_array_equal(res.record[g, s], np.asarray(draws))  # default float dtype
             state = jax.random.uniform(init_key)
             for d in draws:
                 state = state + scales[g] * d
@@ -110,3 +110,57 @@ def test_chunk_plan_unit():
     with pytest.raises(ValueError, match="memory_limit"):
         plan_chunks(num_points=2, num_seeds=1, num_steps=10, num_devices=1, run_bytes=10**6,
                     record_bytes=8, memory_limit=10**6)
+
+
+# --------------------------------------------------------------------------- secure keys
+def test_convert_key_never_narrows_a_secure_key():
+    from ldpjax.engine.keys import convert_key
+    from ldpjax.mechanisms import secure_key
+
+    key = secure_key()
+    assert convert_key(key, "ldpjax_secure128") is key
+    for impl in KEY_IMPLS:  # every generator the engine offers holds fewer than 128 bits
+        with pytest.raises(ValueError, match="secure key .* is never converted"):
+            convert_key(key, impl)
+    with pytest.raises(ValueError, match="cannot become one"):  # nor does a seed become secure
+        convert_key(make_key(0), "ldpjax_secure128")
+    # ordinary keys convert as before (the first random words of the key)
+    data = jax.random.bits(make_key(0), (1,), jnp.uint32)
+    np.testing.assert_array_equal(jax.random.key_data(convert_key(make_key(0), "philox2x32")),
+                                  data)
+
+
+@pytest.mark.parametrize("rng", ["fast", "invariant", "philox2x32", "threefry2x32"])
+def test_simulate_and_rollout_refuse_to_convert_a_secure_key(rng):
+    from ldpjax.mechanisms import secure_key
+
+    key = secure_key()
+    with pytest.raises(ValueError, match="rng must be None with a secure key"):
+        simulate(ALG, jnp.float32(1.0), key, 4, rng=rng)
+    with pytest.raises(ValueError, match="rng must be None with a secure key"):
+        rollout(ALG, jnp.float32(1.0), key, 4, rng=rng)
+
+
+def test_simulate_runs_a_secure_key_once_and_never_converts_it(tmp_path):
+    from ldpjax.mechanisms import secure_key
+
+    key = secure_key()
+    grid = jnp.array([0.5, 2.0])
+    with pytest.raises(ValueError, match=r"num_seeds=2 .*release_run .*SelfComposedEvent"):
+        simulate(ALG, jnp.float32(1.0), key, 4, num_seeds=2)
+    with pytest.raises(ValueError, match=r"2 grid point\(s\)"):
+        simulate(ALG, grid, key, 4, grid_ndim=1)
+    with pytest.raises(ValueError, match="checkpoint_dir must be None with a secure key"):
+        simulate(ALG, jnp.float32(1.0), key, 4, checkpoint_dir=tmp_path)
+    assert not any(tmp_path.iterdir())
+    one = simulate(ALG, jnp.float32(1.0), key, 6, record=record.every_step("draw"))
+    assert one.info.rng == "ldpjax_secure128" and one.record.shape == (1, 6)
+    # the engine's key schedule, written out with jax.random on the secure key itself
+    init_key, run_key = jax.random.split(jax.random.fold_in(key, 0))
+    draws = [jax.random.normal(jax.random.fold_in(run_key, t)) for t in range(6)]
+    np.testing.assert_array_equal(one.record[0], np.asarray(draws))
+    _, again = rollout(ALG, jnp.float32(1.0), key, 6, record=record.every_step("draw"))
+    np.testing.assert_array_equal(one.record[0], again)
+    # seeded keys keep the simulation semantics: several seeds and points, any generator
+    seeded = simulate(ALG, grid, make_key(0), 4, num_seeds=3, grid_ndim=1, rng="fast")
+    assert seeded.record["draw"].shape == (2, 3)

@@ -7,7 +7,7 @@ Table-driven over the classes of a hostile review of the privacy layer:
 * every sampler loop is bounded (out of rounds: NaN, never a hang);
 * out-of-domain traced categories and counts give an invalid release (-1 / NaN);
 * decisions on 32-bit words: thresholds equal an independent exact rational computation;
-* keys for real data come from the OS CSPRNG.
+* keys for real data come from the OS CSPRNG (128 bits).
 
 Expected values come from closed forms computed here with Python's exact ``fractions``, never
 from the code under test.
@@ -310,15 +310,12 @@ def test_granular_claim_rounding(sens, g, dim, mu):
 
 
 # --------------------------------------------------------------------------- bandits claim
-def test_arm_specific_event_is_the_largest_budget_over_arms_in_use():
+def test_uniform_strategy_event_is_kary_rr_over_the_arms_in_use():
+    # arm-specific budgets: tests/bandits/test_arm_channel.py (exact weighted channel)
     from ldpjax import bandits
 
     env = bandits.make_environment([0.3, 0.2, 0.1], num_arms=2)
     config = bandits.PolicyConfig(max_arms=3)
-    params = bandits.epsilon_greedy_params(env, "arm_specific", arm_budgets=[0.5, 2.0, 9.0])
-    event = bandits.epsilon_greedy(config).privacy_event(params)
-    # arm 3 is not in use (2 arms): xi = max(0.5, 2.0) over K = 2 (a binary claim per arm)
-    assert float(event.xi) == 2.0 and int(event.k) == 2
     constant = bandits.epsilon_greedy_params(env, "constant", 1.5)
     event = bandits.epsilon_greedy(config).privacy_event(constant)
     assert float(event.xi) == 1.5 and int(event.k) == 2
@@ -326,12 +323,15 @@ def test_arm_specific_event_is_the_largest_budget_over_arms_in_use():
 
 # --------------------------------------------------------------------------- keys
 def test_secure_key_comes_from_the_os_csprng(monkeypatch):
+    # 128 bits of secrets.token_bytes; more in tests/mechanisms/test_secure_release.py
     import secrets
 
     k1, k2 = M.secure_key(), M.secure_key()
     assert not np.array_equal(jax.random.key_data(k1), jax.random.key_data(k2))
     monkeypatch.setattr(secrets, "token_bytes", lambda n: bytes(range(n)))
-    key = M.secure_key("threefry2x32")
-    expected = np.frombuffer(bytes(range(8)), np.uint32)
+    key = M.secure_key()
+    expected = np.frombuffer(bytes(range(16)), np.uint32)
     np.testing.assert_array_equal(np.asarray(jax.random.key_data(key)), expected)
+    with pytest.raises(ValueError, match="impl='threefry2x32' cannot hold a release key"):
+        M.secure_key("threefry2x32")  # 64-bit keys: refused
     assert M.gaussian_mechanism(M.secure_key(), X3, 1.0, 1.0, granularity=2**-6).shape == (3,)
