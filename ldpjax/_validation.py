@@ -113,6 +113,45 @@ def check_range(
     if not allow_bool:
         check_not_bool(name, value, allowed)
     check(name, value, ok, allowed)
+    check_representable(name, value)
+
+
+def check_representable(name: str, value: Any) -> None:
+    """Refuse a concrete finite number that JAX's default float type cannot hold.
+
+    Without ``jax_enable_x64`` a Python or float64 number becomes float32 when it enters JAX;
+    a finite budget above float32's range (mu = 1e39) would become inf there, which means "no
+    noise". It raises ``ValueError`` instead (an inf must be written as inf).
+
+    Example:
+      >>> import jax
+      >>> if not jax.config.jax_enable_x64:
+      ...     try:
+      ...         check_representable("mu", 1e39)
+      ...     except ValueError as err:
+      ...         print(str(err)[:44])
+      ... else:
+      ...     print("mu=1e+39 is a finite number that float32")
+      mu=1e+39 is a finite number that float32
+    """
+    if value is None or not is_concrete(value) or isinstance(value, (str, bytes)):
+        return
+    import jax
+
+    if jax.config.jax_enable_x64:
+        return
+    arr = np.asarray(value)
+    if arr.dtype.kind != "f" or arr.dtype.itemsize <= 4:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = np.isfinite(arr) & ~np.isfinite(arr.astype(np.float32))
+    if np.any(big):
+        bad = float(arr[big].ravel()[0])
+        raise ValueError(
+            f"{name}={bad:.3g} is a finite number that float32 cannot hold (it would become "
+            f"inf, which means no noise); the largest is {float(np.finfo(np.float32).max):.4g}: "
+            f"write inf for no noise, or enable jax_enable_x64"
+        )
 
 
 def check_integer(

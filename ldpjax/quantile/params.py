@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
+from ldpjax.mechanisms import _domain as dom
 from ldpjax.quantile.clients import Clients, check_weights
 from ldpjax.quantile.schedules import DEFAULT_LR, check_learning_rate
 from ldpjax.types import Array, ArrayLike
@@ -102,6 +103,7 @@ def quantile_params(
     v.check_range("init", init, -np.inf, np.inf, low_open=True, high_open=True)
     v.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     dtype = jnp.result_type(float)
+    dom.check_rate("r", r, dtype)  # an r < 1 that rounds to 1 would mean no privacy
     r = jnp.asarray(r, dtype)
     r = jnp.broadcast_to(r, r.shape[:-1] + (k,)) if r.ndim else jnp.full((k,), r, dtype)
     return QuantileParams(

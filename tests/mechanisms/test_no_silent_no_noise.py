@@ -180,3 +180,25 @@ def test_low_precision_inputs_to_simulate_are_a_value_error():
     with pytest.raises(ValueError, match="inputs has dtype bfloat16"):
         simulate(ex.rw_ftpl(ex.FTPLConfig(3)), ex.ftpl_params(1.0), make_key(0), inputs=gains,
                  num_seeds=1)
+
+
+# --------------------------------------------------------------------------- params builders
+def test_builders_refuse_finite_budgets_that_become_no_noise():
+    """A finite budget must not turn into the "no noise" value when it enters JAX's default
+    float type: mu = 1e39 is inf in float32, and r = 1 - 2^-26 is 1.0 there."""
+    from ldpjax import bandits, demo, experts
+    from ldpjax import quantile as Q
+
+    if jax.config.jax_enable_x64:  # float64 holds both: the builders keep them finite
+        assert float(experts.ftpl_params(1e39).mu) == 1e39
+        return
+    env = bandits.make_environment([0.3, 0.2])
+    cases = [lambda: experts.ftpl_params(1e39), lambda: demo.counter_params(1e39),
+             lambda: bandits.epsilon_greedy_params(env, "constant", 1e39)]
+    for make in cases:
+        with pytest.raises(ValueError, match="cannot hold"):
+            make()
+    with pytest.raises(ValueError, match="rounds to 1"):
+        Q.quantile_params(0.5, 1 - 2**-26, Q.make_clients("normal", loc=[0.0, 1.0]))
+    # an explicit inf is still "no noise", written on purpose
+    assert float(experts.ftpl_params(float("inf")).mu) == float("inf")
