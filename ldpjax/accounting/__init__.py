@@ -22,12 +22,20 @@ Privacy events (:mod:`ldpjax.accounting.events`: :class:`GaussianEvent`, :class:
 (:mod:`ldpjax.accounting.accountant`: :func:`delta`, :func:`epsilon`, :func:`tradeoff`), which
 read any event through the event protocol (:mod:`ldpjax.accounting.protocol`), so an event
 defined elsewhere is accounted as soon as it offers one of its views. Amplification by revealed
-batching: :mod:`ldpjax.accounting.amplification`.
+batching: :mod:`ldpjax.accounting.amplification`. Privacy loss distributions composed by FFT
+(:mod:`ldpjax.accounting.pld`, :mod:`ldpjax.accounting.pld_events`,
+:mod:`ldpjax.accounting.pld_accountant`: :class:`PldGrid`, :func:`pld_event_epsilon`, ...) bound
+any composition; amplification by subsampling: :mod:`ldpjax.accounting.subsampling`
+(:class:`PoissonSampledEvent`, :class:`SampledWithoutReplacementEvent`).
 """
 
 from ldpjax.accounting import amplification  # noqa: F401  (submodules, for attribute access)
 from ldpjax.accounting import events  # noqa: F401
+from ldpjax.accounting import pld  # noqa: F401
+from ldpjax.accounting import pld_accountant  # noqa: F401
+from ldpjax.accounting import pld_events  # noqa: F401
 from ldpjax.accounting import protocol  # noqa: F401
+from ldpjax.accounting import subsampling  # noqa: F401
 from ldpjax.accounting.accountant import check_event
 from ldpjax.accounting.accountant import composed_mu
 from ldpjax.accounting.accountant import composed_rho
@@ -37,6 +45,23 @@ from ldpjax.accounting.accountant import epsilon
 from ldpjax.accounting.accountant import pure_epsilon
 from ldpjax.accounting.accountant import route
 from ldpjax.accounting.accountant import tradeoff
+from ldpjax.accounting import frequency_events  # noqa: F401
+from ldpjax.accounting.frequency_events import DuchiEvent
+from ldpjax.accounting.frequency_events import HadamardResponseEvent
+from ldpjax.accounting.frequency_events import HybridEvent
+from ldpjax.accounting.frequency_events import LocalHashingEvent
+from ldpjax.accounting.frequency_events import PiecewiseEvent
+from ldpjax.accounting.frequency_events import SubsetSelectionEvent
+from ldpjax.accounting.frequency_events import UnaryEncodingEvent
+from ldpjax.accounting.frequency_events import oue_event
+from ldpjax.accounting.frequency_events import sue_event
+from ldpjax.accounting import shuffle  # noqa: F401
+from ldpjax.accounting.shuffle import ShuffledEvent
+from ldpjax.accounting.shuffle import shuffle_delta
+from ldpjax.accounting.shuffle import shuffle_epsilon
+from ldpjax.accounting.shuffle import shuffle_epsilon_closed_form
+from ldpjax.accounting.calibration import calibrate
+from ldpjax.accounting.events import WeightedRandomizedResponseEvent
 from ldpjax.accounting.events import ApproxDpEvent
 from ldpjax.accounting.events import ComposedEvent
 from ldpjax.accounting.events import DiscreteGaussianEvent
@@ -58,6 +83,14 @@ from ldpjax.accounting.gdp import gdp_mu
 from ldpjax.accounting.gdp import gdp_tradeoff
 from ldpjax.accounting.mixture import gdp_mixture_delta
 from ldpjax.accounting.mixture import gdp_mixture_tradeoff
+from ldpjax.accounting.pld import PldGrid
+from ldpjax.accounting.pld import PrivacyLossDistribution
+from ldpjax.accounting.pld import pld_delta
+from ldpjax.accounting.pld import pld_epsilon
+from ldpjax.accounting.pld_accountant import pld_event_delta
+from ldpjax.accounting.pld_accountant import pld_event_epsilon
+from ldpjax.accounting.pld_accountant import pld_grid
+from ldpjax.accounting.pld_events import event_pld
 from ldpjax.accounting.pure import compose_parallel
 from ldpjax.accounting.pure import compose_sequential
 from ldpjax.accounting.pure import krr_budget
@@ -65,10 +98,27 @@ from ldpjax.accounting.pure import krr_explore_prob
 from ldpjax.accounting.pure import pure_dp_tradeoff
 from ldpjax.accounting.pure import rr_epsilon
 from ldpjax.accounting.pure import rr_rate
+from ldpjax.accounting.subsampling import PoissonSampledEvent
+from ldpjax.accounting.subsampling import SampledWithoutReplacementEvent
 from ldpjax.accounting.zcdp import zcdp_delta
 from ldpjax.accounting.zcdp import zcdp_epsilon
 
 __all__ = [
+    "ShuffledEvent",
+    "shuffle_delta",
+    "shuffle_epsilon",
+    "shuffle_epsilon_closed_form",
+    "calibrate",
+    "WeightedRandomizedResponseEvent",
+    "DuchiEvent",
+    "HadamardResponseEvent",
+    "HybridEvent",
+    "LocalHashingEvent",
+    "PiecewiseEvent",
+    "SubsetSelectionEvent",
+    "UnaryEncodingEvent",
+    "oue_event",
+    "sue_event",
     "ApproxDpEvent",
     "ComposedEvent",
     "DiscreteGaussianEvent",
@@ -78,8 +128,12 @@ __all__ = [
     "LaplaceEvent",
     "NoPrivacyEvent",
     "ParallelEvent",
+    "PldGrid",
+    "PoissonSampledEvent",
+    "PrivacyLossDistribution",
     "PureDpEvent",
     "RandomizedResponseEvent",
+    "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
     "check_event",
     "composed_mu",
@@ -103,6 +157,12 @@ __all__ = [
     "gdp_tradeoff",
     "krr_budget",
     "krr_explore_prob",
+    "event_pld",
+    "pld_delta",
+    "pld_epsilon",
+    "pld_event_delta",
+    "pld_event_epsilon",
+    "pld_grid",
     "pure_dp_tradeoff",
     "rr_epsilon",
     "rr_rate",

@@ -1,9 +1,13 @@
 """The accountants of privacy events: delta(eps), epsilon(delta), tradeoff(alpha) for one record.
 
 They read any event through the event protocol (:mod:`ldpjax.accounting.protocol`): the
-event's own profile where it has one, else its GDP, pure-DP, (eps, delta)-DP or zCDP view, so
-the built-in events (:mod:`ldpjax.accounting.events`) and an event defined elsewhere are
-accounted the same way. Each accountant first checks the whole event on concrete values
+event's own profile where it has one, or its GDP view (both exact), else the tightest of its
+pure-DP, (eps, delta)-DP and zCDP bounds and, for a composition of several releases or a
+subsampled release, its privacy loss distribution composed by FFT
+(:mod:`ldpjax.accounting.pld_accountant`; ``grid=None`` sizes the grid from concrete
+arguments, :data:`~ldpjax.accounting.pld_accountant.DEFAULT_GRID` under ``jit``), so the
+built-in events (:mod:`ldpjax.accounting.events`) and an event defined elsewhere are accounted
+the same way. Each accountant first checks the whole event on concrete values
 (``ValueError`` naming the parameter), then computes; traced out-of-domain parameters give NaN,
 in the gradient too. ``jit``/``vmap``/``grad``-able in the event's numbers, in float32 and
 float64.
@@ -11,6 +15,7 @@ float64.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any
 
@@ -20,6 +25,8 @@ import numpy as np
 from ldpjax import _validation as v
 from ldpjax.accounting import gdp as _gdp
 from ldpjax.accounting import protocol as p
+from ldpjax.accounting.pld import PldGrid
+from ldpjax.accounting.pld_accountant import pld_grid, uses_pld
 from ldpjax.types import Array, ArrayLike
 
 _INF = float("inf")
@@ -50,12 +57,18 @@ def _kernel(event: Any, value: Array, x: Array, valid_x: Array) -> Array:
 
 
 # --------------------------------------------------------------------------- accountants
-def delta(event: Any, eps: ArrayLike) -> Array:
+def _grid_scope(grid: PldGrid | None):
+    return contextlib.nullcontext() if grid is None else pld_grid(grid)
+
+
+def delta(event: Any, eps: ArrayLike, grid: PldGrid | None = None) -> Array:
     """delta(eps): the smallest delta such that ``event`` is (eps, delta)-DP for one record.
 
     Args:
       event: a privacy event (see :mod:`ldpjax.accounting.events` for the parameter domains).
       eps: in [0, inf].
+      grid: the :class:`~ldpjax.accounting.pld.PldGrid` of a PLD bound (module docstring);
+        ``None`` chooses one.
 
     Example:
       >>> from ldpjax.accounting.events import GaussianEvent
@@ -65,16 +78,20 @@ def delta(event: Any, eps: ArrayLike) -> Array:
     v.check_range("eps", eps, 0.0, _INF)
     event = _checked(event)
     eps = jnp.asarray(eps, p.dtype_of(event, eps))
-    return _kernel(event, p.delta_of(event, eps), eps, eps >= 0)
+    with _grid_scope(grid):
+        value = p.delta_of(event, eps)
+    return _kernel(event, value, eps, eps >= 0)
 
 
-def epsilon(event: Any, delta_target: ArrayLike) -> Array:
+def epsilon(event: Any, delta_target: ArrayLike, grid: PldGrid | None = None) -> Array:
     """The smallest eps >= 0 such that ``event`` is (eps, delta_target)-DP for one record.
 
     Args:
       event: a privacy event.
       delta_target: in [0, 1). A concrete value is logged in float64, so any valid delta
         (1e-300 included) works in float32. delta = 0 gives inf for approximate-DP events.
+      grid: the :class:`~ldpjax.accounting.pld.PldGrid` of a PLD bound (module docstring);
+        ``None`` chooses one.
 
     Example:
       >>> from ldpjax.accounting.events import RandomizedResponseEvent
@@ -85,7 +102,9 @@ def epsilon(event: Any, delta_target: ArrayLike) -> Array:
     event = _checked(event)
     log_target = _gdp.log_probability(delta_target, p.dtype_of(event, delta_target))
     log_target = jnp.asarray(log_target, p.dtype_of(event, log_target))
-    return _kernel(event, p.epsilon_of(event, log_target), log_target, log_target < 0)
+    with _grid_scope(grid):
+        value = p.epsilon_of(event, log_target)
+    return _kernel(event, value, log_target, log_target < 0)
 
 
 def tradeoff(event: Any, alpha: ArrayLike) -> Array:
@@ -148,7 +167,8 @@ def composed_mu(event: Any) -> Array:
 
 def route(event: Any) -> str:
     """How the accountants read ``event``: 'none', 'parallel', 'profile' (its own, exact),
-    'gdp', 'pure', 'approx', 'zcdp', or 'none of them' (not accountable).
+    'gdp', 'pld' (its privacy loss distribution, capped by any closed form), 'pure', 'approx',
+    'zcdp', or 'none of them' (not accountable).
 
     Example:
       >>> from ldpjax.accounting.events import ComposedEvent, GaussianEvent, LaplaceEvent
@@ -163,8 +183,11 @@ def route(event: Any) -> str:
     if hasattr(event, "delta_at") and not hasattr(event, "sequential_parts"):
         return "profile"
     dtype = p.dtype_of(event)
-    for name, kind in (("gdp_mu", "gdp"), ("pure_eps", "pure"), ("approx_dp", "approx"),
-                       ("zcdp_rho", "zcdp")):
+    if p.view(event, "gdp_mu", dtype) is not None:
+        return "gdp"
+    if uses_pld(event):
+        return "pld"
+    for name, kind in (("pure_eps", "pure"), ("approx_dp", "approx"), ("zcdp_rho", "zcdp")):
         if p.view(event, name, dtype) is not None:
             return kind
     return "none of them"

@@ -17,7 +17,17 @@ Views, in the order the accountants try them:
 4. ``approx_dp(dtype)`` — ``(eps, delta)``: the event is (eps, delta)-DP; composes by adding
    both (pure events take part with delta = 0);
 5. ``zcdp_rho(dtype)`` — the event is rho-zCDP (Bun & Steinke 2016); composes by adding rho.
-   No tradeoff curve is derived from it.
+   No tradeoff curve is derived from it;
+6. ``privacy_loss(grid, pessimistic)`` — the event's own privacy loss distribution on a
+   :class:`~ldpjax.accounting.pld.PldGrid` (a
+   :class:`~ldpjax.accounting.pld.PrivacyLossDistribution`; e.g. the subsampled events of
+   :mod:`ldpjax.accounting.subsampling`).
+
+Views 3-5 and the PLD are bounds: an event without an exact view (1, 2) is accounted by the
+tightest of them. The PLD (:mod:`ldpjax.accounting.pld_accountant`) is used for an event with
+view 6 and for a sequential composition of more than one use of releases that all have a PLD
+(a shipped event, or views 2-4 or 6), composed by FFT; where it is NaN (its grid cannot hold the
+composition, under ``jit``) the closed forms alone count.
 
 Validation hooks (also optional): ``check(where)`` raises ``ValueError`` for a concrete parameter
 outside its domain, naming it as ``where + field``; ``valid()`` is the traced domain (a boolean
@@ -38,19 +48,30 @@ Example (a third-party pure event):
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldpjax import _validation as v
 from ldpjax.accounting import gdp as _gdp
 from ldpjax.accounting import zcdp as _zcdp
 from ldpjax.accounting.gdp import gdp_tradeoff, round_up_tiny
 from ldpjax.accounting.pure import pure_dp_tradeoff
 from ldpjax.types import Array, ArrayLike
 
-VIEWS = ("delta_at", "epsilon_at", "tradeoff_at", "gdp_mu", "pure_eps", "approx_dp", "zcdp_rho")
+VIEWS = ("delta_at", "epsilon_at", "tradeoff_at", "gdp_mu", "pure_eps", "approx_dp", "zcdp_rho",
+         "privacy_loss")
+#: (uses_pld(event), log_delta(event, eps), epsilon(event, log_delta)) of the PLD bound,
+#: installed by :mod:`ldpjax.accounting.pld_accountant` when it is imported (with the package).
+_PLD: list = []
+
+
+def register_pld(uses_pld, log_delta, epsilon) -> None:
+    """Install the PLD bound the dispatch below takes into account (view 6)."""
+    _PLD[:] = [(uses_pld, log_delta, epsilon)]
 
 
 class PrivacyEvent(Protocol):
@@ -77,6 +98,8 @@ class PrivacyEvent(Protocol):
     def approx_dp(self, dtype) -> tuple[Array, Array] | None: ...
 
     def zcdp_rho(self, dtype) -> Array | None: ...
+
+    def privacy_loss(self, grid: Any, pessimistic: bool) -> Any: ...
 
 
 # --------------------------------------------------------------------------- leaves
@@ -202,8 +225,19 @@ def approx_tradeoff(eps0: Array, delta0: Array, alpha: Array) -> Array:
 
 
 # --------------------------------------------------------------------------- dispatch
+def _tightest(closed: list[Array], pld: Array | None) -> Array:
+    """The smallest of the bounds; a NaN PLD bound (grid too short) defers to the closed forms."""
+    if pld is None:
+        return functools.reduce(jnp.minimum, closed)
+    if not closed:
+        return pld
+    best = functools.reduce(jnp.minimum, closed)
+    return jnp.where(jnp.isnan(pld), best, jnp.minimum(best, pld))
+
+
 def delta_of(event: Any, eps: Array) -> Array:
-    """delta(eps) from the first view ``event`` offers (no checks; ``eps`` cast already)."""
+    """delta(eps) from ``event``'s exact view, else the tightest of its bounds (no checks;
+    ``eps`` cast already)."""
     own = view(event, "delta_at", eps)
     if own is not None:
         return own
@@ -211,20 +245,24 @@ def delta_of(event: Any, eps: Array) -> Array:
     mu = view(event, "gdp_mu", dtype)
     if mu is not None:
         return jnp.exp(_gdp._log_delta_jit(*jnp.broadcast_arrays(mu, eps)))
-    eps0 = view(event, "pure_eps", dtype)
-    if eps0 is not None:
-        return pure_delta(eps0, eps)
+    closed = []
     pair = approx_view(event, dtype)
     if pair is not None:
-        return approx_delta(*pair, eps)
+        closed.append(approx_delta(*pair, eps))
     rho = view(event, "zcdp_rho", dtype)
     if rho is not None:
-        return jnp.exp(_zcdp._zcdp_log_delta_jit(rho, eps))
-    raise NotImplementedError(f"no accountant for {name_of(event)}")
+        closed.append(jnp.exp(_zcdp._zcdp_log_delta_jit(rho, eps)))
+    pld = None
+    if _PLD and _PLD[0][0](event):
+        pld = jnp.minimum(jnp.exp(_PLD[0][1](event, eps)), 1.0)
+    if not closed and pld is None:
+        raise NotImplementedError(f"no accountant for {name_of(event)}")
+    return _tightest(closed, pld)
 
 
 def epsilon_of(event: Any, log_target: Array) -> Array:
-    """eps(delta) at log delta = ``log_target`` from the first view ``event`` offers."""
+    """eps(delta) at log delta = ``log_target`` from ``event``'s exact view, else the tightest of
+    its bounds (the PLD is skipped at a concrete delta = 0 when a closed form exists)."""
     own = view(event, "epsilon_at", log_target)
     if own is not None:
         return own
@@ -232,16 +270,20 @@ def epsilon_of(event: Any, log_target: Array) -> Array:
     mu = view(event, "gdp_mu", dtype)
     if mu is not None:
         return _gdp.epsilon_at_log_delta(mu, log_target)
-    eps0 = view(event, "pure_eps", dtype)
-    if eps0 is not None:
-        return pure_epsilon(eps0, jnp.exp(log_target))
+    closed = []
     pair = approx_view(event, dtype)
     if pair is not None:
-        return approx_epsilon(*pair, jnp.exp(log_target))
+        closed.append(approx_epsilon(*pair, jnp.exp(log_target)))
     rho = view(event, "zcdp_rho", dtype)
     if rho is not None:
-        return _zcdp._zcdp_epsilon_jit(rho, log_target)
-    raise NotImplementedError(f"no accountant for {name_of(event)}")
+        closed.append(_zcdp._zcdp_epsilon_jit(rho, log_target))
+    zero = closed and v.is_concrete(log_target) and bool(np.all(np.asarray(log_target) == -np.inf))
+    pld = None
+    if _PLD and _PLD[0][0](event) and not zero:
+        pld = _PLD[0][2](event, log_target)
+    if not closed and pld is None:
+        raise NotImplementedError(f"no accountant for {name_of(event)}")
+    return _tightest(closed, pld)
 
 
 def tradeoff_of(event: Any, alpha: Array) -> Array:

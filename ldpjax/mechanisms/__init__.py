@@ -57,6 +57,18 @@ from ldpjax.mechanisms.events import SelfComposedEvent
 from ldpjax.mechanisms.events import delta
 from ldpjax.mechanisms.events import epsilon
 from ldpjax.mechanisms.events import tradeoff
+from ldpjax.mechanisms.duchi import duchi_mechanism
+from ldpjax.mechanisms.hadamard_response import hadamard_response
+from ldpjax.mechanisms.hybrid import hybrid_mechanism
+from ldpjax.mechanisms.local_hashing import local_hash_seeds
+from ldpjax.mechanisms.local_hashing import local_hashing
+from ldpjax.mechanisms.local_hashing import olh_buckets
+from ldpjax.mechanisms.piecewise import piecewise_mechanism
+from ldpjax.mechanisms.subset_selection import subset_selection
+from ldpjax.mechanisms.subset_selection import subset_size
+from ldpjax.mechanisms.unary_encoding import optimized_unary_encoding
+from ldpjax.mechanisms.unary_encoding import symmetric_unary_encoding
+from ldpjax.mechanisms.unary_encoding import unary_encoding
 from ldpjax.mechanisms.gaussian import gaussian_mechanism
 from ldpjax.mechanisms.gaussian import gaussian_noise_scale
 from ldpjax.mechanisms.gaussian import granular_claim
@@ -87,6 +99,18 @@ from ldpjax.mechanisms.secure import require_secure_key
 from ldpjax.mechanisms.secure import secure_key
 
 __all__ = [
+    "duchi_mechanism",
+    "hadamard_response",
+    "hybrid_mechanism",
+    "local_hash_seeds",
+    "local_hashing",
+    "olh_buckets",
+    "piecewise_mechanism",
+    "subset_selection",
+    "subset_size",
+    "optimized_unary_encoding",
+    "symmetric_unary_encoding",
+    "unary_encoding",
     "ApproxDpEvent",
     "ComposedEvent",
     "DiscreteGaussianEvent",
