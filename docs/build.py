@@ -1,27 +1,36 @@
-"""Build the API reference: ``python docs/build.py [-o docs/_build]``.
+"""Build the docs site: ``python docs/build.py [-o docs/_build]`` (open ``docs/_build/index.html``).
 
 ``python docs/build.py --results docs/results`` first fills the generated blocks of README.md
 and ``docs/pages/*.md`` from a run's JSON; ``--check`` (with ``--results``) only compares them
 and exits 1 when a committed block differs from what the JSON gives (see ``docs/results.py``).
 
 1. pdoc renders every public module of ``ldpjax`` from its docstrings (Google style) into
-   ``docs/_build/`` (open ``docs/_build/index.html``).
-2. The hand-written family pages in ``docs/pages/*.md`` (each paper's equations and theorems
-   mapped to functions) are rendered next to it (``docs/_build/pages/``); every
-   ``ldpjax.x.y`` name they mention in backticks must exist, and becomes a link into the
-   reference.
+   ``docs/_build/`` (the API reference, ``docs/_build/ldpjax.html``).
+2. The hand-written pages ``docs/pages/*.md`` are rendered next to it (``docs/_build/pages/``),
+   and so is the README (``pages/readme.html``); ``docs/pages/index.md`` is also the site's
+   landing page (``docs/_build/index.html``), which must link to every page, to the README and
+   to the API reference. Each page starts with a navigation line back to the landing page and
+   to the API reference. Every ``ldpjax.x.y`` name a page mentions in backticks must exist, and
+   becomes a link into the reference; relative links to a Markdown file become links to its
+   rendered page (``engine.md#x`` -> ``engine.html#x``, ``../../README.md#x`` ->
+   ``readme.html#x``), and headings get GitHub's anchors, so that an anchor that works on
+   GitHub works in the site.
+3. ``docs/links.py`` then checks every relative link and ``#anchor`` of the built site and of
+   the Markdown sources (README.md and the pages, read as GitHub reads them).
 
-Any warning (an annotation pdoc cannot resolve, a broken name on a family page or in the
-README, a module that fails to import) fails the build (exit 1): the test suite runs this
-build (``tests/test_docs.py``). Links to ``X.md`` between pages become links to ``X.html``.
+Any warning (an annotation pdoc cannot resolve, a broken name on a page or in the README, a
+module that fails to import, a link or anchor that does not resolve) fails the build (exit 1):
+the test suite runs this build (``tests/test_docs.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import html
 import importlib
 import importlib.util
+import os
 import pkgutil
 import re
 import shutil
@@ -35,7 +44,17 @@ PAGES = HERE / "pages"
 EXCLUDED = ("ldpjax._xla",)  # the XLA workaround: internal, documented in its own docstring
 README = REPO / "README.md"
 NAME = re.compile(r"`(ldpjax(?:\.\w+)+)`")
-MD_LINK = re.compile(r"\]\(([\w-]+)\.md(#[^)]*)?\)")
+MD_TARGET = re.compile(r"(\[(?:[^\[\]]|\[[^\]]*\])*\])\(([^)\s]+)\)")
+HEADING_TAG = re.compile(r'<h([1-6]) id="[^"]*"')
+
+
+@functools.cache
+def _links():
+    """``docs/links.py`` (slugs and the link checks), imported by path like this script."""
+    spec = importlib.util.spec_from_file_location("ldpjax_docs_links", HERE / "links.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _results():
@@ -87,51 +106,142 @@ def _resolve(dotted: str):
     raise ImportError(dotted)
 
 
-def _render_pages(out: Path) -> list[str]:
+STYLE = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.5}"
+         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em}"
+         "code{background:#f4f4f4}nav{border-bottom:1px solid #ccc;padding-bottom:.3em}")
+
+
+def _outputs(out: Path) -> dict[Path, list[Path]]:
+    """Where each Markdown source is rendered: ``docs/pages/X.md`` -> ``pages/X.html``, the
+    README -> ``pages/readme.html``, and ``docs/pages/index.md`` also -> ``index.html`` (the
+    landing page)."""
+    where = {page.resolve(): [out / "pages" / f"{page.stem}.html"]
+             for page in sorted(PAGES.glob("*.md"))}
+    where[README.resolve()] = [out / "pages" / "readme.html"]
+    index = (PAGES / "index.md").resolve()
+    if index in where:
+        where[index].insert(0, out / "index.html")
+    return where
+
+
+def _rewrite_links(text: str, source: Path, dest: Path, where: dict[Path, list[Path]]) -> str:
+    """Relative links to a rendered Markdown file point at its HTML (from ``dest``)."""
+    links = _links()
+
+    def rewrite(match: re.Match) -> str:
+        target = match.group(2)
+        if links.EXTERNAL.match(target):
+            return match.group(0)
+        file, hash_, anchor = target.partition("#")
+        if not file:
+            return match.group(0)
+        rendered = where.get((source.parent / file).resolve())
+        if not rendered:
+            return match.group(0)  # the site check reports it if it does not resolve
+        href = os.path.relpath(rendered[-1], dest.parent).replace(os.sep, "/")
+        return f"{match.group(1)}({href}{hash_}{anchor})"
+
+    return MD_TARGET.sub(rewrite, text)
+
+
+def _set_heading_ids(body: str, markdown_text: str, name: str, problems: list[str]) -> str:
+    """Give the rendered headings GitHub's anchors (``docs/links.py``), so that an anchor that
+    works on GitHub works in the site (markdown2's own ids would also slug the links that
+    names in a heading become)."""
+    slugs = _links().heading_slugs(markdown_text)
+    tags = list(HEADING_TAG.finditer(body))
+    if len(tags) != len(slugs):
+        problems.append(f"{name}: {len(tags)} rendered headings but {len(slugs)} in the source "
+                        "(only '#' headings outside fenced code are supported)")
+        return body
+    slugs_iter = iter(slugs)
+    return HEADING_TAG.sub(lambda m: f'<h{m.group(1)} id="{next(slugs_iter)}"', body)
+
+
+def _render(source: Path, dest: Path, out: Path, where: dict[Path, list[Path]],
+            problems: list[str]) -> str:
+    """Render one Markdown file to ``dest``; returns its title."""
     import markdown2
 
+    text = source.read_text()
+    base = os.path.relpath(out, dest.parent).replace(os.sep, "/")
+
+    def link(match: re.Match) -> str:
+        dotted = match.group(1)
+        try:
+            _, href = _resolve(dotted)
+        except (ImportError, AttributeError) as err:
+            problems.append(f"{source.name}: `{dotted}` does not exist ({err})")
+            return match.group(0)
+        file, _, anchor = href.partition("#")
+        target_html = out / file
+        if not target_html.is_file() or (
+                anchor and f'id="{anchor}"' not in target_html.read_text()):
+            problems.append(f"{source.name}: `{dotted}` is not in the API reference "
+                            f"({href}); is it public (in __all__)?")
+        return f"[`{dotted}`]({base}/{href})"
+
+    linked = _link_names(_rewrite_links(text, source, dest, where), link)
+    body = markdown2.markdown(linked, extras=["tables", "fenced-code-blocks", "header-ids"])
+    body = _set_heading_ids(body, text, source.name, problems)
+    title = text.splitlines()[0].lstrip("# ").replace("`", "").strip() if text.strip() \
+        else source.stem
+    nav = (f"<nav><a href='{base}/index.html'>ldpjax documentation</a> | "
+           f"<a href='{base}/ldpjax.html'>API reference</a></nav>")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
+        f"{nav}{body}</body></html>")
+    return title
+
+
+def _link_names(text: str, link) -> str:
+    """Backticked ``ldpjax.x.y`` names become links, except in headings and fenced code."""
+    out, fenced = [], False
+    for line in text.splitlines(keepends=True):
+        if _links().FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and not line.startswith("#"):
+            line = NAME.sub(link, line)
+        out.append(line)
+    return "".join(out)
+
+
+def _render_pages(out: Path) -> list[str]:
+    """Render ``docs/pages/*.md`` into ``out/pages`` and ``index.md`` as the landing page."""
     problems: list[str] = []
-    target = out / "pages"
-    target.mkdir(parents=True, exist_ok=True)
-    links = []
-    for page in sorted(PAGES.glob("*.md")):
-        text = page.read_text()
+    where = _outputs(out)
+    titles = {}
+    for source, dests in where.items():
+        if source == README.resolve():
+            continue  # rendered by _render_readme
+        for dest in dests:
+            titles[source] = _render(source, dest, out, where, problems)
+    if (PAGES / "index.md").resolve() not in where:  # no landing page written: list the pages
+        items = "".join(f"<li><a href='pages/{s.stem}.html'>{html.escape(t)}</a></li>"
+                        for s, t in titles.items())
+        (out / "index.html").write_text(
+            "<!doctype html><html><head><meta charset='utf-8'><title>ldpjax documentation"
+            "</title></head><body><p><a href='ldpjax.html'>API reference</a></p>"
+            f"<h1>ldpjax documentation</h1><ul>{items}</ul></body></html>")
+    return problems
 
-        def link(match: re.Match, page: Path = page) -> str:
-            dotted = match.group(1)
-            try:
-                _, href = _resolve(dotted)
-            except (ImportError, AttributeError) as err:
-                problems.append(f"{page.name}: `{dotted}` does not exist ({err})")
-                return match.group(0)
-            file, _, anchor = href.partition("#")
-            target_html = out / file
-            if not target_html.is_file() or (
-                    anchor and f'id="{anchor}"' not in target_html.read_text()):
-                problems.append(f"{page.name}: `{dotted}` is not in the API reference "
-                                f"({href}); is it public (in __all__)?")
-            return f"[`{dotted}`](../{href})"
 
-        linked = MD_LINK.sub(lambda m: f"]({m.group(1)}.html{m.group(2) or ''})", NAME.sub(link, text))
-        body = markdown2.markdown(linked, extras=["tables", "fenced-code-blocks", "header-ids"])
-        title = text.splitlines()[0].lstrip("# ").strip() if text.strip() else page.stem
-        (target / f"{page.stem}.html").write_text(
-            "<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{html.escape(title)}</title>"
-            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.5}"
-            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em}"
-            "code{background:#f4f4f4}</style></head><body>"
-            "<p><a href='../index.html'>API reference</a> | <a href='index.html'>paper maps</a></p>"
-            f"{body}</body></html>"
-        )
-        links.append((page.stem, title))
-    items = "".join(f"<li><a href='{stem}.html'>{html.escape(title)}</a></li>"
-                    for stem, title in links if stem != "index")
-    if not (target / "index.html").exists():
-        (target / "index.html").write_text(
-            "<!doctype html><html><head><meta charset='utf-8'><title>ldpjax: paper maps</title>"
-            "</head><body><p><a href='../index.html'>API reference</a></p>"
-            f"<h1>Paper maps</h1><ul>{items}</ul></body></html>")
+def _check_index(out: Path) -> list[str]:
+    """The landing page links to every page, to the README's page and to the API reference."""
+    text = (out / "index.html").read_text()
+    wanted = [f"pages/{page.stem}.html" for page in sorted(PAGES.glob("*.md"))
+              if page.stem != "index"] + ["pages/readme.html", "ldpjax.html"]
+    return [f"index.md: the landing page does not link to {href}" for href in wanted
+            if not re.search(rf"""href=["'](?:\./)?{re.escape(href)}["'#]""", text)]
+
+
+def _render_readme(out: Path) -> list[str]:
+    """Render README.md into ``out/pages/readme.html`` (the pages link to its sections)."""
+    problems: list[str] = []
+    where = _outputs(out)
+    _render(README, where[README.resolve()][0], out, where, problems)
     return problems
 
 
@@ -166,7 +276,12 @@ def build(out: Path) -> list[str]:
             seen.add(message)
             problems.append(message)
     problems += _render_pages(out)
+    problems += _render_readme(out)
     problems += _check_names(README)
+    problems += _check_index(out)
+    links = _links()
+    problems += links.check_site(out)
+    problems += links.check_sources([README, *sorted(PAGES.glob("*.md"))], REPO)
     return problems
 
 

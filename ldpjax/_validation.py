@@ -129,7 +129,7 @@ def check_representable(name: str, value: Any) -> None:
       ...     try:
       ...         check_representable("mu", 1e39)
       ...     except ValueError as err:
-      ...         print(str(err)[:44])
+      ...         print(str(err)[:40])
       ... else:
       ...     print("mu=1e+39 is a finite number that float32")
       mu=1e+39 is a finite number that float32

@@ -377,7 +377,10 @@ def _reproduce_parallel(root, experiments, args, argv, jobs, entries, verdicts_o
         if result.error and result.error not in result.log:
             print(f"ldpjax: {result.name} failed: {result.error}", file=sys.stderr, flush=True)
 
-    for result in run_jobs([e.name for e in order], root, settings, jobs, done):
+    def event(name, text):
+        print(f"[{name}] {text}", flush=True)
+
+    for result in run_jobs([e.name for e in order], root, settings, jobs, done, event):
         entry: dict[str, Any] = {"experiment": result.name, "status": result.status}
         if result.output is not None:
             entry["output"] = result.output

@@ -12,8 +12,10 @@ With ``--processes N`` the launcher picks a free port on 127.0.0.1, starts N cop
 (:func:`ldpjax.cluster.initialize`, which also understands SLURM and
 ``LDPJAX_DISTRIBUTED=auto`` for TPU pods) and runs the ``ldpjax`` program (``python -m
 ldpjax``, as :mod:`runpy` runs it: the launcher does not import the command line, which
-imports the launcher) or ``--script``. Every :func:`~ldpjax.engine.simulate` call is then shared by the processes and
-gives the records of one process, bit for bit (see :mod:`ldpjax.engine.distributed`).
+imports the launcher) or ``--script``. Every :func:`~ldpjax.engine.simulate` call given the
+application's runner (the experiments' calls; a script passes
+``runner=ldpjax.checkpointing.shared()`` or ``checkpointed(folder)``) is then shared by the
+processes and gives the records of one process, bit for bit (see :mod:`ldpjax.cluster`).
 
 Outputs: process 0 writes the results and the checkpoints. For ``run`` and ``reproduce`` the
 other processes write their copies of the outputs to a private temporary folder (removed when

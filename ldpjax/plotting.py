@@ -130,7 +130,8 @@ def coverage_axis(ax, level: float, *, knee: float = 0.8, factor: float = 8.0,
     pieces, with [0, ``knee``] drawn ``factor`` times compressed against [``knee``, 1], so that
     curves between the knee and 1 separate while a collapse towards 0 stays on the axis. Draws
     the nominal line, a dotted line at the knee and (with ``replications``) the band of +-
-    :data:`SE_MULT` binomial standard errors around the nominal level."""
+    :data:`SE_MULT` binomial standard errors around the nominal level, and labels the axis with
+    its two pieces (:func:`coverage_axis_label`)."""
     low = knee / factor
 
     def forward(y):
@@ -151,6 +152,17 @@ def coverage_axis(ax, level: float, *, knee: float = 0.8, factor: float = 8.0,
         ax.axhspan(level - half, min(level + half, 1.0), color="0.5", alpha=0.12, linewidth=0,
                    label=f"nominal +-{SE_MULT:g} binomial SE ({replications} replications)")
     ax.axhline(level, color="black", linewidth=0.8, linestyle="--", label=f"nominal {level:.0%}")
+    ax.set_ylabel(coverage_axis_label(level, knee=knee, factor=factor))
+
+
+def coverage_axis_label(level: float, *, knee: float = 0.8, factor: float = 8.0) -> str:
+    """The y label of :func:`coverage_axis`: what it shows and where it changes scale.
+
+    >>> print(coverage_axis_label(0.95))
+    coverage of the 95% CI
+    (axis 8x compressed below 0.8)
+    """
+    return f"coverage of the {level:.0%} CI\n(axis {factor:g}x compressed below {knee:g})"
 
 
 def coverage_axis_note(*, knee: float = 0.8, factor: float = 8.0) -> str:
@@ -183,6 +195,7 @@ __all__ = [
     "SE_MULT",
     "caption",
     "coverage_axis",
+    "coverage_axis_label",
     "coverage_axis_note",
     "figure",
     "figure_legend",

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import unittest
 from pathlib import Path
 
 import jax
@@ -215,7 +216,7 @@ def test_authors_loop_rejects_bad_settings():
 def test_x64_workloads_hand_float64_to_ldpjax(name):
     """Under jax_enable_x64 the ldpjax side gets float64 params and inputs (the NumPy side is
     float64 always), and an exact float64 uniform costs two 32-bit words."""
-    from ldpjax.bench.workloads import words_per_float
+    from ldpjax.bench.workload import words_per_float
 
     with jax.enable_x64(True):
         call = captured_call(name, "tiny")
@@ -319,3 +320,20 @@ def test_meta_eigh_floor_script_times_the_workloads_own_matrices(capsys):
     for name in ("jnp.linalg.eigh", "jnp.linalg.eigvalsh", "jnp.linalg.cholesky",
                  "batched matmul", "np.linalg.eigh"):
         assert name in report
+
+
+def test_frequency_workload_tiny_against_multi_freq_ldpy():
+    """frequency-grr: ldpjax's side runs alone (finite per-seed statistics); against the optional
+    peer multi-freq-ldpy (``pip install "ldpjax[bench]"``) the statistics agree, and without it
+    the comparison is skipped (``PeerMissing`` is a ``unittest.SkipTest``)."""
+    from ldpjax.bench.frequency import PeerMissing, peer_modules
+    from ldpjax.bench.workload import Context
+
+    workload = WORKLOADS["frequency-grr"]
+    values = workload.prepare(workload.sizes["tiny"], Context()).run_ldpjax()
+    assert values.shape == (workload.sizes["tiny"]["seeds"],) and np.all(np.isfinite(values))
+    assert issubclass(PeerMissing, unittest.SkipTest)
+    peer_modules()  # skips the rest where the peer is not installed
+    record = bench.run_workload("frequency-grr", "tiny", repeats=1)
+    assert record["agree"], record
+    assert record["baseline"] == "multi-freq-ldpy" and record["numpy_scale"] == 4.0

@@ -1,7 +1,7 @@
 """The API reference builds with no warning (``python docs/build.py``), every name the pages
 map to a paper's equations and theorems exists in it, the generated blocks match the committed
-results (``--results docs/results --check``), and the code of the README's quickstart and of
-the "write your own algorithm" page runs."""
+results (``--results docs/results --check``), and the code of the README's quickstart, of
+the "write your own algorithm" page and (slow) of the budget-optimisation page runs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import importlib.util
 import json
 import re
 import shutil
+
+import pytest
 
 from tests.conftest import REPO
 
@@ -37,6 +39,12 @@ def test_api_reference_builds_without_warnings(tmp_path):
         assert page.count("<a href=\"../ldpjax/") >= 10, family  # names linked into the API
     index = (site / "pages" / "index.html").read_text()
     assert 'href="engine.html"' in index  # links between pages point at the rendered pages
+    # the site's front page is the landing page (docs/pages/index.md), not a redirect to the
+    # API reference; the build's own checks (no problem above) found every page linked from
+    # it and every link and #anchor of the site resolving (docs/links.py)
+    landing = (site / "index.html").read_text()
+    assert "http-equiv" not in landing and 'href="pages/references.html"' in landing
+    assert 'id="privacy-guarantees-ldpjaxmechanisms"' in (site / "pages" / "privacy.html").read_text()
 
 
 def test_a_broken_name_on_a_family_page_fails_the_build(tmp_path, monkeypatch):
@@ -80,7 +88,7 @@ def test_check_fails_on_a_stale_block_and_fill_repairs_it(tmp_path, monkeypatch,
     assert results.fill(data, [page]) == [page]  # writes the page
     assert build.main(["--results", str(data), "--check"]) == 0
     text = page.read_text()
-    assert "| `demo` | 4 | 0 | 0 | 4 |" in text and "stale-count" not in text
+    assert "| `demo` | " in text and "stale-count" not in text  # the row, re-rendered
     assert "| `experts-covid` |" in text  # the table of verdicts that are not reproduced
     # without bench.json the bench block says how to make one
     folder = tmp_path / "results"
@@ -119,6 +127,24 @@ def test_the_write_your_own_algorithm_page_runs():
     code = _python_blocks(REPO / "docs" / "pages" / "write-your-own-algorithm.md")
     assert "check_conformance" in code and "simulate" in code
     exec(compile(code, "write-your-own-algorithm.md", "exec"), {"__name__": "docs_page"})
+
+
+@pytest.mark.slow  # compiles 1,000 Adam steps through the accountant: ~20 s cold, 6 s warm
+def test_the_budget_optimisation_page_runs():
+    """The page's python blocks, in order, as one script: optax through the accountant, its
+    checks (the claim holds at the optimum, the paper's water-filling agrees) are asserts."""
+    code = _python_blocks(REPO / "docs" / "pages" / "budget-optimisation.md")
+    assert "optax" in code and "A.epsilon" in code and "assert claim <= target" in code
+    exec(compile(code, "budget-optimisation.md", "exec"), {"__name__": "docs_page"})
+
+
+def test_the_budget_optimisation_page_compiles_and_is_linked():
+    """Fast representative of the page test above: its code compiles, it checks the claim with
+    the accountant on concrete numbers, and the README links it."""
+    code = _python_blocks(REPO / "docs" / "pages" / "budget-optimisation.md")
+    compile(code, "budget-optimisation.md", "exec")
+    assert "jax.grad(lagrangian)" in code and "assert claim <= target" in code
+    assert "(docs/pages/budget-optimisation.md)" in (REPO / "README.md").read_text()
 
 
 def test_the_readme_quickstart_runs():

@@ -42,7 +42,7 @@ TINY = {
     "bandits-elasticity": (1, dict(horizons=(10_000, 1_000_000), arms=(2, 5), points=12)),
     "bandits-zozo": (3, dict(arms=(2, 3), horizons=(2_000,), gamma=(0.5, 3.0),
                              data_dir="/nonexistent-so-the-stand-in-is-used")),
-    "quantile-income": (3, dict(budget=300, sweep_rates=(0.5, 1.0))),
+    "quantile-income": (3, dict(reuse_budget=300, sweep_rates=(0.5, 1.0))),
     "quantile-coverage": (4, dict(budgets=(2000, 10000), methods=("C1", "DP-SGD", "DC"),
                                   sweep_rates=(0.25, 0.5, 0.75, 1.0))),
     "experts-amplification": (12, dict(mu=(0.5, 1.0), horizon=300, batch_horizon=300,
@@ -58,7 +58,7 @@ TINY = {
                               real_states=("NM",))),
 }
 SLOW = {"quantile-coverage", "experts-amplification", "bandits-mba", "bandits-portfolio",
-        "experts-covid"}
+        "experts-covid", "quantile-income"}
 #: Experiments whose figures must also pass the legend and reference-marker checks.
 STRICT = {"demo", "experts-amplification", "experts-covid"}
 
@@ -252,6 +252,187 @@ def strict_problems(where: str, fig) -> list[str]:
     return [f"{where}: {p}" for p in found]
 
 
+# ------------------------------------------------------------- legends, names, empty axes
+def _rgba(color, alpha=None) -> tuple:
+    from matplotlib.colors import to_rgba
+
+    if isinstance(color, str) and color.lower() == "none":
+        return (0.0, 0.0, 0.0, 0.0)
+    return tuple(round(float(c), 3) for c in to_rgba(color, alpha))
+
+
+def _line_features(line) -> set[tuple]:
+    """The style of a ``Line2D``: its line (colour, line style, dash pattern) and its marker
+    (shape, edge colour, face colour); a part that is not drawn is left out."""
+    out = set()
+    if line.get_linestyle() not in ("None", "none", " ", "") and line.get_linewidth() > 0:
+        dashes = getattr(line, "_unscaled_dash_pattern", None)
+        out.add(("line", _rgba(line.get_color(), line.get_alpha()), line.get_linestyle(),
+                 repr(dashes)))
+    if line.get_marker() not in ("None", "none", " ", "", None):
+        out.add(("marker", str(line.get_marker()),
+                 _rgba(line.get_markeredgecolor(), line.get_alpha()),
+                 _rgba(line.get_markerfacecolor(), line.get_alpha())))
+    return out
+
+
+def _artist_features(artist) -> set[tuple]:
+    from matplotlib.collections import PolyCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if isinstance(artist, Line2D):
+        return _line_features(artist)
+    if isinstance(artist, Patch):
+        return {("patch", _rgba(artist.get_facecolor()))}
+    if isinstance(artist, PolyCollection) and len(artist.get_facecolor()):
+        return {("patch", _rgba(artist.get_facecolor()[0]))}
+    return set()  # error-bar segments, text: their entry is carried by the marker / line
+
+
+def _drawn_features(fig) -> set[tuple]:
+    """Every style drawn in the axes of ``fig`` (lines, markers, bands)."""
+    found = set()
+    for ax in fig.axes:
+        for artist in [*ax.lines, *ax.patches, *ax.collections]:
+            if artist.get_visible():
+                found |= _artist_features(artist)
+    return found
+
+
+def _legend_entries(leg) -> list[tuple[str, set[tuple]]]:
+    """(label, styles) of each entry of a legend, from the artists the legend draws for it."""
+    from matplotlib.offsetbox import DrawingArea
+
+    boxes = [c for c in leg.get_children()[0].findobj(DrawingArea)]
+    entries = []
+    for box, text in zip(boxes, leg.get_texts(), strict=False):
+        features = set()
+        for artist in box.get_children():
+            features |= _artist_features(artist)
+        entries.append((text.get_text(), features))
+    return entries
+
+
+def legend_mismatches(fig) -> list[str]:
+    """Legend entries whose line, marker or band is drawn nowhere in the figure's axes (a black
+    key marker for coloured curves), and pairs of entries of one legend drawn identically (two
+    different things that the reader cannot tell apart)."""
+    drawn = _drawn_features(fig)
+    legends = [(f"legend of axes {i}", ax.get_legend()) for i, ax in enumerate(fig.axes)
+               if ax.get_legend() is not None]
+    legends += [(f"figure legend {k}", leg) for k, leg in enumerate(fig.legends)]
+    problems = []
+    for where, leg in legends:
+        entries = _legend_entries(leg)
+        for label, features in entries:
+            missing = features - drawn
+            if missing:
+                problems.append(f"{where}: entry {label!r} is drawn as {sorted(missing)}, a "
+                                "style no curve of the figure has")
+        for a in range(len(entries)):
+            for b in range(a + 1, len(entries)):
+                if entries[a][1] and entries[a][1] == entries[b][1]:
+                    problems.append(f"{where}: entries {entries[a][0]!r} and {entries[b][0]!r} "
+                                    "are drawn in the same style")
+    return problems
+
+
+#: Names of the real data sets: no title, label or legend may name one when the figure's
+#: caption says the run used a synthetic stand-in.
+REAL_DATA_NAMES = ("zozotown", "open bandit dataset", "covid", "hhs", "asos", "census",
+                   "wooldridge")
+
+
+def real_names_on_stand_in(fig) -> list[str]:
+    """Titles, axis labels and legend texts that name a real data set while the caption's
+    ``Data:`` sentence says the data are synthetic (the caption itself may name what the
+    stand-in stands in for)."""
+    sup = fig.get_suptitle()
+    flat = " ".join(sup.split())
+    if "Data:" not in flat:
+        return []
+    title, data = flat.split("Data:", 1)
+    data = data.split("Privacy unit:", 1)[0].strip().lower()
+    if data.startswith("real") or not ("synthetic" in data or "stand-in" in data):
+        return []
+    texts = [("figure title", title)]
+    for i, ax in enumerate(fig.axes):
+        texts += [(f"axes {i} title", ax.get_title()), (f"axes {i} x label", ax.get_xlabel()),
+                  (f"axes {i} y label", ax.get_ylabel())]
+        if ax.get_legend() is not None:
+            texts += [(f"axes {i} legend", t.get_text()) for t in ax.get_legend().get_texts()]
+    for leg in fig.legends:
+        texts += [("figure legend", t.get_text()) for t in leg.get_texts()]
+    return [f"{where} {text.strip()!r} names {name!r} on a synthetic stand-in"
+            for where, text in texts for name in REAL_DATA_NAMES if name in text.lower()]
+
+
+def empty_axes(fig, *, min_points: int = 2) -> list[str]:
+    """Visible axes that show (almost) nothing: fewer than ``min_points`` finite data points of
+    lines, markers, scatter and histogram bars (lines and bands spanning the axes, axhline /
+    axhspan, do not count)."""
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        points = sum(len(d) for _, d in _display_points(ax))
+        points += sum(1 for p in ax.patches if p.get_visible() and _is_data_transform(p, ax))
+        if points < min_points:
+            problems.append(f"axes {i} ({ax.get_title()!r}) is empty ({points} data points)")
+    return problems
+
+
+def edge_lines(fig, *, px: float = 2.0) -> list[str]:
+    """Horizontal reference lines (axhline) that lie on the top or bottom edge of their axes
+    (within ``px`` pixels): drawn there, they read as the frame, not as a value."""
+    _draw(fig)
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        y0, y1 = ax.bbox.y0, ax.bbox.y1
+        for line in ax.lines:
+            if not line.get_visible() or _is_data_transform(line, ax):
+                continue
+            xy = np.asarray(line.get_xydata(), np.float64).reshape(-1, 2)
+            if len(xy) != 2 or xy[0, 1] != xy[1, 1] or not np.isfinite(xy[0, 1]):
+                continue
+            y = line.get_transform().transform(xy[:1])[0, 1]
+            if abs(y - y0) < px or abs(y - y1) < px:
+                problems.append(f"axes {i} ({ax.get_title()!r}): line {line.get_label()!r} at "
+                                f"y = {xy[0, 1]:g} lies on the edge of the axes")
+    return problems
+
+
+def crammed_ticks(fig, *, min_gap_em: float = 0.5) -> list[str]:
+    """Neighbouring tick labels of one axis closer than ``min_gap_em`` of their font size
+    (they read as one number, or overlap)."""
+    renderer = _draw(fig)
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text().strip()]
+            if len(labels) < 2:
+                continue
+            gap = min_gap_em * labels[0].get_fontsize() * fig.dpi / 72
+            boxes = sorted((t.get_window_extent(renderer) for t in labels),
+                           key=lambda b: b.x0 if name == "x" else b.y0)
+            for a, b in zip(boxes, boxes[1:], strict=False):
+                if (b.x0 - a.x1 if name == "x" else b.y0 - a.y1) < gap:
+                    problems.append(f"axes {i} ({ax.get_title()!r}): {name} tick labels "
+                                    "run into each other")
+                    break
+    return problems
+
+
+def style_problems(where: str, fig) -> list[str]:
+    """The legend-style, data-name, empty-axes, edge and tick-label checks of one figure."""
+    found = (legend_mismatches(fig) + real_names_on_stand_in(fig) + empty_axes(fig)
+             + edge_lines(fig) + crammed_ticks(fig))
+    return [f"{where}: {p}" for p in found]
+
+
 def _check_figure(name: str, fig_name: str, fig) -> list[str]:
     fig.draw_without_rendering()
     where = f"{name}/{fig_name}"
@@ -280,6 +461,69 @@ def _check_figure(name: str, fig_name: str, fig) -> list[str]:
     return problems
 
 
+# ------------------------------------------------------------- per-experiment defects
+def _vacuous_unmarked(fig) -> list[str]:
+    """bandits-elasticity: a "regret bound / T" panel that reaches above 1 marks that region
+    (a labelled band from 1 up: bound / T > 1 says nothing, regret / T <= 1 always)."""
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if ax.get_ylabel() != "regret bound / T" or ax.get_ylim()[1] <= 1.0:
+            continue
+        marked = [p for p in ax.patches if "vacuous" in p.get_label()
+                  and p.get_y() <= 1.0 + 1e-9 and p.get_y() + p.get_height() >= ax.get_ylim()[1]]
+        if not marked:
+            problems.append(f"axes {i}: bound / T reaches {ax.get_ylim()[1]:.3g} > 1, unmarked")
+    return problems
+
+
+def _wide_bands(fig, *, fraction: float = 0.3) -> list[str]:
+    """Horizontal bands (axhspan) covering more than ``fraction`` of an axes' height."""
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        y0, y1 = ax.bbox.y0, ax.bbox.y1
+        for patch in ax.patches:
+            box = patch.get_window_extent()
+            covered = min(box.y1, y1) - max(box.y0, y0)  # the part inside the axes
+            if patch.get_visible() and covered > fraction * (y1 - y0):
+                problems.append(f"axes {i} ({ax.get_title()!r}): a band covers "
+                                f"{covered / (y1 - y0):.0%} of the height")
+    return problems
+
+
+def _random_play_off_zero(fig) -> list[str]:
+    """bandits-portfolio: on an axis of clicks minus random play, random play is at 0."""
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if "over random" not in ax.get_ylabel():
+            continue
+        for line in ax.lines:
+            if str(line.get_label()).startswith("random play"):
+                y = np.asarray(line.get_ydata(), np.float64)
+                if np.any(y != 0):
+                    problems.append(f"axes {i}: random play drawn at {y[0]:g}, not 0")
+    return problems
+
+
+def _paper_entries(fig) -> list[str]:
+    """experts-covid readings figures: one legend entry for the paper's stars (each star takes
+    its series' colour), not one per series next to the series' own entries."""
+    problems = []
+    for leg in fig.legends:
+        paper = [t.get_text() for t in leg.get_texts() if t.get_text().startswith("paper")]
+        if len(paper) > 1:
+            problems.append(f"{len(paper)} legend entries for the paper's stars: {paper}")
+    return problems
+
+
+#: Checks of defects that one experiment's figures once had (figure name prefix -> check).
+EXTRA = {
+    "bandits-elasticity": {"": _vacuous_unmarked},
+    "bandits-mba": {"": _wide_bands},
+    "bandits-portfolio": {"": _random_play_off_zero},
+    "experts-covid": {"covid_readings": _paper_entries, "covid_real": _paper_entries},
+}
+
+
 def _run_and_check(name, tmp_path):
     seeds, overrides = TINY[name]
     result, _ = run_experiment(get_experiment(name), seeds=seeds, out_dir=tmp_path / name,
@@ -288,6 +532,10 @@ def _run_and_check(name, tmp_path):
     problems = []
     for fig_name, fig in result.figures.items():
         problems += _check_figure(name, fig_name, fig)
+        problems += style_problems(f"{name}/{fig_name}", fig)
+        for prefix, check in EXTRA.get(name, {}).items():
+            if fig_name.startswith(prefix):
+                problems += [f"{name}/{fig_name}: {p}" for p in check(fig)]
         if name in STRICT:
             problems += strict_problems(f"{name}/{fig_name}", fig)
     assert not problems, "\n".join(problems)
@@ -385,3 +633,56 @@ def test_reference_marker_checks():
     ax.plot([1, 2, 3], [1, 2, 3], "o-", label="simulated")
     paper_markers(ax, [1, 3], [1.5, 2.5])
     assert reference_markers_outside(fig) == [] and overlapping_reference_markers(fig) == []
+
+
+def test_budget_axis_labels_do_not_collide():
+    """The bandits' gamma axis at T = 1e6 (the paper's grid plus the diagnostic budgets 6, 7):
+    close budgets keep their tick mark but not a label, so no two labels collide."""
+    from ldpjax.experiments.bandits_simulation import gamma_axis
+    from ldpjax.plotting import figure
+
+    fig, axes = figure(3, 3, width=4.0, height=3.0)  # bandits-mba's panel size
+    ax = axes[0, 0]
+    grid = (0.05, 0.5, 1.0, 3.0, 5.0, 6.0, 7.0)
+    ax.plot(grid, np.ones(len(grid)), "o")
+    gamma_axis(ax, grid)
+    assert crammed_ticks(fig) == []
+    labelled = [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]
+    assert labelled[0] == "0.05" and labelled[-1] == "7"
+    assert sorted(ax.xaxis.get_minorticklocs()) == [5.0, 6.0]
+
+
+def test_style_checks_reject_each_fault():
+    from matplotlib.lines import Line2D
+
+    from ldpjax.plotting import caption, figure
+
+    def make(*, proxy=False, twin=False, name=False, empty=False, edge=False):
+        fig, axes = figure(2, 1)
+        ax, bx = axes[0, 0], axes[0, 1]
+        for a in (ax, bx):
+            a.set_xlabel("x")
+            a.set_ylabel("y")
+        ax.plot([1, 2, 3], [1, 2, 3], "o-", color="C0", label="a")
+        ax.axhline(2.5, color="black", ls=":", label="reference")
+        if twin:
+            ax.axhline(1.5, color="black", ls=":", label="another reference")
+        if not empty:
+            bx.plot([1, 2], [3, 4], "s--", color="C1", label="b")
+        if edge:
+            bx.set_ylim(2, 3)  # the line at 3 sits on the top edge
+            bx.axhline(3.0, color="grey", label="top")
+        handles = [h for a in (ax, bx) for h in a.get_legend_handles_labels()[0]]
+        if proxy:
+            handles.append(Line2D([], [], color="black", marker="o", ls="none", label="key"))
+        fig.legend(handles=handles, loc="outside lower center")
+        caption(fig, data="SYNTHETIC stand-in for the ZOZOTOWN items", unit="one toy record",
+                title="Clicks on ZOZOTOWN items" if name else "Clicks on synthetic items")
+        return fig
+
+    assert style_problems("toy", make()) == []
+    assert any("no curve" in p for p in style_problems("toy", make(proxy=True)))
+    assert any("same style" in p for p in style_problems("toy", make(twin=True)))
+    assert any("zozotown" in p for p in style_problems("toy", make(name=True)))
+    assert any("empty" in p for p in style_problems("toy", make(empty=True)))
+    assert any("edge" in p for p in style_problems("toy", make(edge=True)))

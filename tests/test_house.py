@@ -1,10 +1,13 @@
 """The house rules, read from the source (no imports of ldpjax needed, so this is fast).
 
 - no module of ``ldpjax`` over 700 lines and no function over 100;
-- the core (families, mechanisms, accounting, engine, datasets) never imports the application
-  (experiments, bench, CLI, launcher, plotting, progress);
+- the core (families, mechanisms, accounting, engine, datasets, testing) never imports the
+  application (experiments, bench, CLI, launcher, cluster runtime, checkpointing, plotting,
+  progress), neither by an import statement nor by a string (``importlib.import_module``,
+  ``__import__``, a module ``__getattr__`` that loads modules);
 - no module imports another in a loop (lazy imports included; ``ldpjax`` modules only);
-- docstrings carry no issue numbers.
+- docstrings carry no issue numbers, and no module cites a paper by file number ("paper 000")
+  or by "the spec" (the notes that restate the papers): papers are cited by title and venue.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 100
 CORE = ("ldpjax.experts", "ldpjax.quantile", "ldpjax.bandits", "ldpjax.demo",
         "ldpjax.mechanisms", "ldpjax.accounting", "ldpjax.engine", "ldpjax.datasets",
-        "ldpjax._validation", "ldpjax.validation", "ldpjax.types", "ldpjax.roots")
+        "ldpjax._validation", "ldpjax.validation", "ldpjax.types", "ldpjax.roots",
+        "ldpjax.testing")
 APPLICATION = ("ldpjax.experiments", "ldpjax.bench", "ldpjax.cli", "ldpjax.launch",
-               "ldpjax.cluster", "ldpjax.plotting", "ldpjax.progress")
+               "ldpjax.cluster", "ldpjax.plotting", "ldpjax.progress", "ldpjax.checkpointing")
 ISSUE_NUMBER = re.compile(r"\bissues? \d+", re.IGNORECASE)
 
 
@@ -92,6 +96,44 @@ def test_the_core_never_imports_the_application(core):
     assert bad == {}
 
 
+#: Calls that load a module named by a string.
+IMPORTERS = {"import_module", "__import__", "find_spec", "find_module", "load_module"}
+APPLICATION_NAME = re.compile(
+    r"\b(?:ldpjax\.)?(?:" + "|".join(a.split(".", 1)[1] for a in APPLICATION) + r")\b")
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def _loads_by_string(tree: ast.Module) -> list[str]:
+    """Where a module loads an application module by a string, or has a module ``__getattr__``
+    that loads modules (a lazy path whose target a regex cannot follow)."""
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) in IMPORTERS:
+            texts = [n.value for arg in [*node.args, *(k.value for k in node.keywords)]
+                     for n in ast.walk(arg)
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+            hits += [f"{node.lineno}: {t}" for t in texts if APPLICATION_NAME.search(t)]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            loads = [n for n in ast.walk(node)
+                     if isinstance(n, ast.Call) and _call_name(n) in IMPORTERS]
+            if loads:
+                hits.append(f"{node.lineno}: module __getattr__ loads modules by name")
+    return hits
+
+
+@pytest.mark.parametrize("core", CORE)
+def test_the_core_never_loads_the_application_by_string(core):
+    bad = {name: hits for name in MODULES
+           if name == core or name.startswith(core + ".")
+           for hits in [_loads_by_string(TREES[name])] if hits}
+    assert bad == {}
+
+
 def test_no_import_cycle():
     # Function-level imports count too: a lazy import hides a loop from Python, not from a reader.
     graph = {n: _imports(n, top_level_only=False) for n in MODULES}
@@ -127,4 +169,42 @@ def test_no_issue_numbers_in_docstrings():
                 doc = ast.get_docstring(node) or ""
                 if ISSUE_NUMBER.search(doc):
                     hits.append(f"{name}:{getattr(node, 'name', '<module>')}")
+    assert hits == []
+
+
+def _names_an_event_class(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and re.fullmatch(r"\w*Event", n.value) for n in ast.walk(node))
+
+
+def test_no_event_class_is_compared_by_its_name():
+    """The engine and the accountants ask an event through the event protocol's views (the
+    no-noise view ``grants_no_privacy`` included), never by comparing ``type(e).__name__`` with
+    an event class name: a third party's event or a renamed class would silently miss."""
+    hits = []
+    for name, tree in TREES.items():
+        if not name.startswith(("ldpjax.engine", "ldpjax.accounting")):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            by_name = any(isinstance(n, ast.Attribute) and n.attr == "__name__"
+                          for op in operands for n in ast.walk(op))
+            if by_name and any(_names_an_event_class(op) for op in operands):
+                hits.append(f"{name}:{node.lineno}")
+    assert hits == []
+
+
+#: How a library module must not cite a paper or its restatement: by the mission's file numbers
+#: ("paper 000") or by the notes that restate the papers ("the spec", "spec's", ``shared/specs``,
+#: "spec ``x.md``"); docstrings cite each paper by title and venue (docs/pages/references.md).
+PRIVATE_CITATION = re.compile(
+    r"\bpapers? ?0\d\d\b|\bthe spec\b|\bspec's\b|\bspecs?/|\bspecs? ``\w+\.md``", re.IGNORECASE)
+
+
+def test_papers_are_cited_by_title_not_by_file_number():
+    hits = [f"{name}:{number}: {line.strip()}" for name, path in MODULES.items()
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if PRIVATE_CITATION.search(line)]
     assert hits == []

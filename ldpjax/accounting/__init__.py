@@ -34,6 +34,7 @@ from ldpjax.accounting import events  # noqa: F401
 from ldpjax.accounting import pld  # noqa: F401
 from ldpjax.accounting import pld_accountant  # noqa: F401
 from ldpjax.accounting import pld_events  # noqa: F401
+from ldpjax.accounting import pld_fft  # noqa: F401
 from ldpjax.accounting import protocol  # noqa: F401
 from ldpjax.accounting import subsampling  # noqa: F401
 from ldpjax.accounting.accountant import check_event
@@ -63,17 +64,17 @@ from ldpjax.accounting.shuffle import shuffle_epsilon_closed_form
 from ldpjax.accounting.calibration import calibrate
 from ldpjax.accounting.events import WeightedRandomizedResponseEvent
 from ldpjax.accounting.events import ApproxDpEvent
-from ldpjax.accounting.events import ComposedEvent
+from ldpjax.accounting.composition import ComposedEvent
 from ldpjax.accounting.events import DiscreteGaussianEvent
 from ldpjax.accounting.events import GaussianEvent
 from ldpjax.accounting.events import GaussianMixtureEvent
 from ldpjax.accounting.events import KaryRandomizedResponseEvent
 from ldpjax.accounting.events import LaplaceEvent
 from ldpjax.accounting.events import NoPrivacyEvent
-from ldpjax.accounting.events import ParallelEvent
+from ldpjax.accounting.composition import ParallelEvent
 from ldpjax.accounting.events import PureDpEvent
 from ldpjax.accounting.events import RandomizedResponseEvent
-from ldpjax.accounting.events import SelfComposedEvent
+from ldpjax.accounting.composition import SelfComposedEvent
 from ldpjax.accounting.gdp import gaussian_mu
 from ldpjax.accounting.gdp import gdp_compose
 from ldpjax.accounting.gdp import gdp_delta

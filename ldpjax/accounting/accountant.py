@@ -134,7 +134,8 @@ def pure_epsilon(event: Any) -> Array:
     """eps0 of a pure event: rr_epsilon(r), xi, eps, or the basic-composition sum (count times).
 
     Example:
-      >>> from ldpjax.accounting.events import RandomizedResponseEvent, SelfComposedEvent
+      >>> from ldpjax.accounting.events import RandomizedResponseEvent
+      >>> from ldpjax.accounting.composition import SelfComposedEvent
       >>> round(float(pure_epsilon(SelfComposedEvent(RandomizedResponseEvent(0.5), 2))), 4)
       2.1972
     """
@@ -147,7 +148,8 @@ def composed_rho(event: Any) -> Array:
     (discrete, CKS 2020 Thm 14) over the parts; inf for a part without noise.
 
     Example:
-      >>> from ldpjax.accounting.events import ComposedEvent, DiscreteGaussianEvent, GaussianEvent
+      >>> from ldpjax.accounting.events import DiscreteGaussianEvent, GaussianEvent
+      >>> from ldpjax.accounting.composition import ComposedEvent
       >>> float(composed_rho(ComposedEvent((GaussianEvent(1.0), DiscreteGaussianEvent(2.0, 2)))))
       1.0
     """
@@ -158,7 +160,8 @@ def composed_mu(event: Any) -> Array:
     """mu of an all-Gaussian (possibly composed) event: sqrt(sum count_i mu_i^2).
 
     Example:
-      >>> from ldpjax.accounting.events import ComposedEvent, GaussianEvent
+      >>> from ldpjax.accounting.events import GaussianEvent
+      >>> from ldpjax.accounting.composition import ComposedEvent
       >>> round(float(composed_mu(ComposedEvent((GaussianEvent(0.6), GaussianEvent(0.8))))), 4)
       1.0
     """
@@ -166,17 +169,19 @@ def composed_mu(event: Any) -> Array:
 
 
 def route(event: Any) -> str:
-    """How the accountants read ``event``: 'none', 'parallel', 'profile' (its own, exact),
+    """How the accountants read ``event``: 'none' (it grants no privacy: the event protocol's
+    no-noise view), 'parallel', 'profile' (its own, exact),
     'gdp', 'pld' (its privacy loss distribution, capped by any closed form), 'pure', 'approx',
     'zcdp', or 'none of them' (not accountable).
 
     Example:
-      >>> from ldpjax.accounting.events import ComposedEvent, GaussianEvent, LaplaceEvent
+      >>> from ldpjax.accounting.events import GaussianEvent, LaplaceEvent
+      >>> from ldpjax.accounting.composition import ComposedEvent
       >>> route(ComposedEvent((GaussianEvent(1.0), GaussianEvent(2.0)))), route(LaplaceEvent(1.0))
-      ('gdp', 'pure')
+      ('gdp', 'profile')
     """
-    none = getattr(event, "_none", None)
-    if type(event).__name__ == "NoPrivacyEvent" or (none is not None and none() is not None):
+    none = getattr(event, "_none", None)  # a NoPrivacyEvent part, also among traced parts
+    if p.grants_no_privacy(event) or (none is not None and none() is not None):
         return "none"
     if hasattr(event, "events") and not hasattr(event, "sequential_parts"):
         return "parallel"

@@ -4,7 +4,8 @@ A record released through the sum of a batch of B rounds, each carrying N(0, eta
 while the record moves the sum by at most its sensitivity, is (mu / sqrt B)-GDP given B, mu
 being the per-round GDP parameter (:func:`ex_post_mu`). When the batch size is random,
 revealed, and does not depend on the record, the record is private as the revealed mixture of
-the (mu / sqrt B)-GDP mechanisms with B ~ the law of its batch size (paper 000, Lemma 2;
+the (mu / sqrt B)-GDP mechanisms with B ~ the law of its batch size (Lemma 2 of
+"Prediction with Expert Advice under Local Differential Privacy", ICLR 2026;
 :func:`~ldpjax.accounting.gdp_mixture_delta` / :func:`~ldpjax.accounting.gdp_mixture_tradeoff`).
 A stochastically smaller law gives a smaller, hence still valid, amplification (Lemma 1).
 

@@ -1,7 +1,7 @@
 """Gaussian differential privacy (Dong, Roth & Su 2019, "Gaussian Differential Privacy").
 
 A mechanism is mu-GDP when telling neighbouring datasets apart is no easier than telling
-N(0, 1) from N(mu, 1). Facts used here (spec ``accounting.md``):
+N(0, 1) from N(mu, 1). Facts used here:
 
 * tradeoff function  G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu)  (Dong et al., Def. 2.7);
 * privacy profile    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)

@@ -1,9 +1,9 @@
 """Privacy of a mixture of Gaussian mechanisms whose component is revealed.
 
-Used for privacy amplification by batching (paper 000, Lemma 2): a data point lands in a batch
-of size B with probability p_B and is then released with (mu_B)-GDP, the batch size being
-public. The privacy loss random variable is a p-mixture of the Gaussian ones, so (spec
-``accounting.md``):
+Used for privacy amplification by batching ("Prediction with Expert Advice under Local Differential
+Privacy", ICLR 2026, Lemma 2): a data point lands in a batch of size B with probability p_B and is
+then released with (mu_B)-GDP, the batch size being public. The privacy loss random variable is a
+p-mixture of the Gaussian ones, so:
 
 * delta(eps) = sum_B p_B [Phi(-eps/mu_B + mu_B/2) - e^eps Phi(-eps/mu_B - mu_B/2)];
 * the tradeoff curve is traced by one log-likelihood-ratio threshold c shared by all

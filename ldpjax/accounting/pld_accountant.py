@@ -40,24 +40,22 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
+from ldpjax.accounting import composition as C
 from ldpjax.accounting import events as E
 from ldpjax.accounting import protocol as p
 from ldpjax.accounting.gdp import log_probability
 from ldpjax.accounting.pld import (
     DELTA_SLACK,
     PldGrid,
-    cumulant,
     epsilon_at,
     grid_losses,
     log_delta_at,
     logsumexp,
     safe_log,
-    tilted_compose,
-    tilted_epsilon,
-    tilted_log_delta,
     widen,
 )
 from ldpjax.accounting.pld_events import has_release_pld, release_pld, sequential_items
+from ldpjax.accounting.pld_fft import cumulant, tilted_compose, tilted_epsilon, tilted_log_delta
 from ldpjax.types import Array, ArrayLike
 
 #: The grid used when the arguments are traced and no grid is given: losses in [-16, 112)
@@ -241,7 +239,8 @@ def _composed(items, grid, pessimistic, dtype, log_target=None, eps=None):
     tilt, theta = _tilts(items, grid, dtype, log_target, eps)
     comp = tilted_compose(items, grid, tilt, pessimistic)
     if not pessimistic:
-        return comp, jnp.full_like(comp.log_inf, -jnp.inf)
+        return comp, jnp.full(jnp.broadcast_shapes(comp.log_inf.shape, jnp.shape(tilt)),
+                              -jnp.inf, comp.log_inf.dtype)
     x = grid_losses(grid, dtype)
     top = float(grid.losses(np.dtype(dtype))[-1])
     k_theta = sum(jnp.asarray(c, dtype) * cumulant(jax.lax.stop_gradient(lm), x, theta)
@@ -250,7 +249,9 @@ def _composed(items, grid, pessimistic, dtype, log_target=None, eps=None):
     at_theta = k_theta * (1.0 + 4.0 * eps_d) + 4.0 * eps_d * theta * abs(top) - theta * top
     at_tilt = jax.lax.stop_gradient(comp.log_scale + comp.slack) - comp.tilt * top
     log_tail = jnp.minimum(jnp.where(jnp.isnan(at_theta), jnp.inf, at_theta), at_tilt)
-    return comp, jax.lax.stop_gradient(jnp.broadcast_to(log_tail, comp.log_inf.shape))
+    # the tilt (hence the tail) carries the target's batch axes, the parts' masses their own
+    shape = jnp.broadcast_shapes(comp.log_inf.shape, jnp.shape(log_tail))
+    return comp, jax.lax.stop_gradient(jnp.broadcast_to(log_tail, shape))
 
 
 def epsilon_bound(event: Any, log_target: Array, grid: PldGrid, pessimistic: bool = True,
@@ -269,7 +270,7 @@ def epsilon_bound(event: Any, log_target: Array, grid: PldGrid, pessimistic: boo
         comp, log_tail = _composed(items, grid, pessimistic, dtype, log_target=log_target)
         holds = holds & (log_tail <= log_target + math.log(TAIL_SHARE))
         eps_all.append(tilted_epsilon(comp, grid, log_tail, jnp.broadcast_to(
-            goal, comp.log_inf.shape), pessimistic))
+            goal, log_tail.shape), pessimistic))
     eps = eps_all[0] if len(eps_all) == 1 else jnp.maximum(*eps_all)
     return eps, holds
 
@@ -288,7 +289,7 @@ def log_delta_bound(event: Any, eps: Array, grid: PldGrid, pessimistic: bool = T
             continue
         comp, log_tail = _composed(items, grid, pessimistic, dtype, eps=eps)
         log_delta = tilted_log_delta(comp, grid, log_tail, jnp.broadcast_to(
-            eps, comp.log_inf.shape), pessimistic)
+            eps, log_tail.shape), pessimistic)
         holds = holds & ((log_tail <= log_delta + math.log(TAIL_SHARE))
                          | (log_tail == -jnp.inf))
         out.append(log_delta)
@@ -437,7 +438,8 @@ def choose_grid(event: Any, delta: ArrayLike | None = None, eps: ArrayLike | Non
     concrete parameters (module docstring).
 
     Example:
-      >>> from ldpjax.accounting.events import RandomizedResponseEvent, SelfComposedEvent
+      >>> from ldpjax.accounting.events import RandomizedResponseEvent
+      >>> from ldpjax.accounting.composition import SelfComposedEvent
       >>> grid = choose_grid(SelfComposedEvent(RandomizedResponseEvent(0.5), 10), delta=1e-6)
       >>> grid.lower <= -1.0 and grid.upper >= 10.0
       True
@@ -449,9 +451,22 @@ def choose_grid(event: Any, delta: ArrayLike | None = None, eps: ArrayLike | Non
     dtype = jnp.dtype(dtype or p.dtype_of(event))
     known = [(_analytic(part), count) for part, count in sequential_items(event)]
     if all(k is not None for k, _ in known):
-        cgf = sum(np.max(np.atleast_1d(np.asarray(1 if c is None else c, np.float64))) * k[0]
-                  for k, c in known)
-        lowest = min(k[1] for k, _ in known)
+        counts = [float(np.max(np.atleast_1d(np.asarray(1 if c is None else c, np.float64))))
+                  for _, c in known]
+        cgf = sum(c * k[0] for (k, _), c in zip(known, counts, strict=True))
+        # the composed loss's lowest value: the FFT is circular, so a grid shorter than the
+        # composed support wraps its low losses onto high ones (still an upper bound, but a loose
+        # one where the tilt is small, i.e. at large targets). Gaussian uses merge first (mu^2
+        # add), so their lowest is that of the merged mu; the others' lowest values add
+        parts = list(sequential_items(event))
+        mu2 = sum(c * float(np.max(np.asarray(part.mu, np.float64)))**2
+                  for (part, _), c in zip(parts, counts, strict=True)
+                  if isinstance(part, E.GaussianEvent)
+                  and np.all(np.isfinite(np.asarray(part.mu, np.float64))))
+        lowest = sum(c * k[1] for (k, _), c, (part, _) in zip(known, counts, parts, strict=True)
+                     if not isinstance(part, E.GaussianEvent))
+        if mu2 > 0:
+            lowest += mu2 / 2 - 9 * math.sqrt(mu2)
     else:
         cgf, lowest = (np.asarray(a, np.float64) for a in _probe_jit(event, dtype))
     need_low = min(-1.0, float(np.min(lowest)))
@@ -509,7 +524,8 @@ def pld_event_epsilon(event: Any, delta: ArrayLike, grid: PldGrid | None = None,
       pessimistic: True for the upper bound, False for the optimistic estimate.
 
     Example:
-      >>> from ldpjax.accounting.events import RandomizedResponseEvent, SelfComposedEvent
+      >>> from ldpjax.accounting.events import RandomizedResponseEvent
+      >>> from ldpjax.accounting.composition import SelfComposedEvent
       >>> event = SelfComposedEvent(RandomizedResponseEvent(0.2), 100)  # basic: 100 log 1.5
       >>> round(float(pld_event_epsilon(event, 1e-5, PldGrid(2.0**-6, -4.0, 36.0))), 1)
       23.7
@@ -532,7 +548,8 @@ def pld_event_delta(event: Any, eps: ArrayLike, grid: PldGrid | None = None,
     """delta(eps) from the PLD of ``event`` (see :func:`pld_event_epsilon`).
 
     Example:
-      >>> from ldpjax.accounting.events import ComposedEvent, GaussianEvent
+      >>> from ldpjax.accounting.events import GaussianEvent
+      >>> from ldpjax.accounting.composition import ComposedEvent
       >>> event = ComposedEvent((GaussianEvent(0.6), GaussianEvent(0.8)))  # 1-GDP
       >>> round(float(pld_event_delta(event, 1.0, PldGrid(2.0**-8, -8.0, 24.0))), 3)  # 0.1269
       0.127
@@ -561,7 +578,8 @@ def pld_grid(grid: PldGrid | None):
 
     Example:
       >>> from ldpjax.accounting.accountant import epsilon
-      >>> from ldpjax.accounting.events import RandomizedResponseEvent, SelfComposedEvent
+      >>> from ldpjax.accounting.events import RandomizedResponseEvent
+      >>> from ldpjax.accounting.composition import SelfComposedEvent
       >>> with pld_grid(PldGrid(2.0**-6, -4.0, 36.0)):  # basic composition: 40.5
       ...     round(float(epsilon(SelfComposedEvent(RandomizedResponseEvent(0.2), 100), 1e-5)), 1)
       23.7
@@ -574,7 +592,7 @@ def pld_grid(grid: PldGrid | None):
 
 
 def _has_pld(event: Any) -> bool:
-    if isinstance(event, (E.ParallelEvent,)) or hasattr(event, "sequential_parts"):
+    if isinstance(event, (C.ParallelEvent,)) or hasattr(event, "sequential_parts"):
         return False
     return has_release_pld(event)
 

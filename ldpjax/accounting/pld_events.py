@@ -8,16 +8,21 @@ buckets, "Tight on Budget?", CCS 2018); see :mod:`ldpjax.accounting.pld`.
 
 * :func:`gaussian_pld` (mu-GDP, ``GaussianEvent``): l ~ N(mu^2/2, mu^2) under P and
   N(-mu^2/2, mu^2) under Q. Each grid cell's connect-the-dots shares are integrals of the
-  density: 6-point Gauss-Legendre quadrature when the cell is narrow (h <= mu / 20: no
-  cancellation, float32 keeps its digits; the nodes' densities relative to the cell's middle
-  one), the exact normal-CDF differences otherwise; mass
+  density: Gauss-Legendre quadrature (6 nodes in float64, 3 in float32) when every cell is
+  narrow (h <= mu / 20: no cancellation, float32 keeps its digits; the nodes' densities
+  relative to the cell's middle one), the exact normal-CDF differences otherwise; mass
   below the grid moves up to it, mass above splits between the top and +inf (+inf gets exactly
   the GDP delta at the top).
-* :func:`pure_dp_pld` (``LaplaceEvent``, ``PureDpEvent``): the worst eps-DP pair is binary
-  randomized response, losses +-eps with P-masses e^eps / (1 + e^eps) and 1 / (1 + e^eps)
-  (Kairouz, Oh & Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015). A
-  ``LaplaceEvent`` also describes the discrete Laplace on a grid, whose loss can take only the
-  values +-eps, so the continuous Laplace's own PLD would not bound it.
+* :func:`pure_dp_pld` (``PureDpEvent``): the worst eps-DP pair is binary randomized response,
+  losses +-eps with P-masses e^eps / (1 + e^eps) and 1 / (1 + e^eps) (Kairouz, Oh & Viswanath,
+  "The Composition Theorem for Differential Privacy", ICML 2015). The granular (discrete)
+  Laplace release claims this pair (:func:`ldpjax.mechanisms.laplace_claim`).
+* :func:`laplace_pld` (``LaplaceEvent(eps)``, the continuous Laplace mechanism of scale
+  sensitivity / eps): atoms at +eps (P-mass 1/2) and -eps (P-mass e^-eps / 2) and between
+  them the loss l = eps (1 - 2x) of x in (0, 1) (unit sensitivity), of density
+  e^((l - eps)/2) / 4 under P; its profile is 1 - e^((e - eps)/2) on [0, eps] (the same law
+  as dp_accounting's ``from_laplace_mechanism``). Connect-the-dots shares in closed form on
+  whole cells, by 6-point Gauss-Legendre quadrature on the two cells that hold the ends.
 * :func:`randomized_response_pld` (``RandomizedResponseEvent(r)``): losses +-log((1+r)/(1-r))
   with P-masses (1 +- r) / 2.
 * :func:`kary_randomized_response_pld` (``KaryRandomizedResponseEvent(xi, k)``): losses xi, -xi
@@ -38,7 +43,7 @@ buckets, "Tight on Budget?", CCS 2018); see :mod:`ldpjax.accounting.pld`.
 * :func:`no_privacy_pld` (``NoPrivacyEvent``): all mass at +inf.
 
 :func:`event_pld` dispatches on the event: the shipped ones above, compositions
-(``ComposedEvent``, ``SelfComposedEvent``: :func:`ldpjax.accounting.pld.compose`), an event's
+(``ComposedEvent``, ``SelfComposedEvent``: :func:`ldpjax.accounting.pld_fft.compose`), an event's
 own ``privacy_loss(grid, pessimistic)`` view, else its ``gdp_mu``, ``pure_eps`` or ``approx_dp``
 view. Parameters are arrays (leading batch axes broadcast); every mass is smooth in them.
 """
@@ -63,14 +68,16 @@ from ldpjax.accounting.pld import (
     PldGrid,
     PrivacyLossDistribution,
     _weights,
-    compose,
+    cells_to_points,
     discretise_atoms,
     grid_losses,
     log1mexp,
+    logaddexp,
     logsumexp,
     safe_log,
     widen,
 )
+from ldpjax.accounting.pld_fft import compose
 from ldpjax.types import Array, ArrayLike
 
 #: Half-width of the discrete Gaussian's exact window (atoms y in [-DG_WINDOW, DG_WINDOW]).
@@ -80,6 +87,9 @@ DG_VECTOR_DELTA = 1e-12
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(6)
 _NODES, _NODE_WEIGHTS = 0.5 * (_GL_X + 1.0), 0.5 * _GL_W  # on [0, 1]
+# float32: 3 nodes (their error on a narrow cell, h <= mu / 20, is below 1e-9 of its mass)
+_GL3_X, _GL3_W = np.polynomial.legendre.leggauss(3)
+_QUAD = {4: (0.5 * (_GL3_X + 1.0), 0.5 * _GL3_W), 8: (_NODES, _NODE_WEIGHTS)}
 
 
 def _dtype(*xs: ArrayLike):
@@ -105,31 +115,40 @@ def _log_ndtr_diff(a: Array, b: Array) -> Array:
 
 
 # --------------------------------------------------------------------------- Gaussian
-def _gaussian_cells(mu: Array, left_x: Array, h: float, pessimistic: bool
-                    ) -> tuple[Array, Array]:
+def _gaussian_exact_cells(mu: Array, left_x: Array, h: float, pessimistic: bool
+                          ) -> tuple[Array, Array]:
     """Connect-the-dots shares (left, right) of mu-GDP's mass in the cells
-    [left_x, left_x + h] (cells on the last axis)."""
+    [left_x, left_x + h] (cells on the last axis) from normal CDFs: P and Q masses of each
+    cell, the shares solving left + right = P, left + right e^-h = e^left_x Q."""
     m = (0.5 * mu * mu)[..., None]
     s = mu[..., None]
     right_x = left_x + h
-    # exact: P and Q masses of each cell from normal CDFs (used where cells are wide)
     log_p = _log_ndtr_diff((left_x - m) / s, (right_x - m) / s)
+    if not pessimistic:
+        return log_p, jnp.full_like(log_p, -jnp.inf)
     log_q = _log_ndtr_diff((left_x + m) / s, (right_x + m) / s)
     norm = math.log(-math.expm1(-h))
+    shifted = left_x + log_q
+    right = log_p + log1mexp(jnp.minimum(shifted - log_p, 0.0)) - norm
+    left = shifted + log1mexp(jnp.minimum(log_p - h - shifted, 0.0)) - norm
+    return left, right
+
+
+def _gaussian_quad_cells(mu: Array, left_x: Array, h: float, pessimistic: bool
+                         ) -> tuple[Array, Array]:
+    """The same shares by Gauss-Legendre quadrature of the density times the shares (6 nodes
+    in float64, 3 in float32; accurate where the cells are narrow, h <= mu / 20: no
+    cancellation, float32 keeps its digits), as sums of e^(log f(node) - log f(mid)) =
+    e^(-u z_mid / s - u^2 / (2 s^2)), u = node - mid."""
+    m = (0.5 * mu * mu)[..., None]
+    s = mu[..., None]
+    nodes, weights = _QUAD[jnp.dtype(mu.dtype).itemsize]
+    t_nodes = h * nodes
     if pessimistic:
-        shifted = left_x + log_q
-        exact_right = log_p + log1mexp(jnp.minimum(shifted - log_p, 0.0)) - norm
-        exact_left = shifted + log1mexp(jnp.minimum(log_p - h - shifted, 0.0)) - norm
+        left_w = weights * (np.exp(-t_nodes) - math.exp(-h)) / -math.expm1(-h)
+        right_w = weights * -np.expm1(-t_nodes) / -math.expm1(-h)
     else:
-        exact_left, exact_right = log_p, jnp.full_like(log_p, -jnp.inf)
-    # quadrature: 6 Gauss-Legendre nodes per cell (used where cells are narrow), as sums of
-    # e^(log f(node) - log f(mid)) = e^(-u z_mid / s - u^2 / (2 s^2)), u = node - mid
-    t_nodes = h * _NODES
-    if pessimistic:
-        left_w = _NODE_WEIGHTS * (np.exp(-t_nodes) - math.exp(-h)) / -math.expm1(-h)
-        right_w = _NODE_WEIGHTS * -np.expm1(-t_nodes) / -math.expm1(-h)
-    else:
-        left_w, right_w = _NODE_WEIGHTS, np.zeros_like(_NODE_WEIGHTS)
+        left_w, right_w = weights, np.zeros_like(weights)
     z_mid = (left_x + 0.5 * h - m) / s
     sum_left = sum_right = 0.0
     for u, wl, wr in zip(t_nodes - 0.5 * h, left_w, right_w, strict=True):
@@ -137,10 +156,9 @@ def _gaussian_cells(mu: Array, left_x: Array, h: float, pessimistic: bool
         sum_left = sum_left + float(wl) * e
         sum_right = sum_right + float(wr) * e
     log_mid = -0.5 * z_mid * z_mid - jnp.log(s) - _LOG_SQRT_2PI + math.log(h)
-    quad_left = log_mid + safe_log(sum_left)
-    quad_right = log_mid + safe_log(sum_right) if pessimistic else jnp.full_like(log_p, -jnp.inf)
-    narrow = h <= 0.05 * s
-    return jnp.where(narrow, quad_left, exact_left), jnp.where(narrow, quad_right, exact_right)
+    left = log_mid + safe_log(sum_left)
+    right = log_mid + safe_log(sum_right) if pessimistic else jnp.full_like(left, -jnp.inf)
+    return left, right
 
 
 def _gaussian_parts(mu: Array, grid: PldGrid, pessimistic: bool) -> tuple[Array, Array, Array]:
@@ -149,19 +167,29 @@ def _gaussian_parts(mu: Array, grid: PldGrid, pessimistic: bool) -> tuple[Array,
     safe = jnp.where(finite & (mu > 0), mu, 1.0)
     x = grid_losses(grid, mu.dtype, pessimistic)
     h = grid.interval
-    # point j takes the left share of the cell above it and the right share of the one below
-    # (both computed on the points' own axis: no shifted copies of long arrays)
-    left = _gaussian_cells(safe, x, h, pessimistic)[0]
-    right = _gaussian_cells(safe, x - h, h, pessimistic)[1]
+    # each cell's shares once (quadrature where every cell is narrow, h <= mu / 20; the
+    # normal CDFs where some are not; a cond, so only one is computed outside vmap), then point
+    # j takes the left share of the cell above it and the right share of the one below
+    cells = x[:-1]
+    narrow = h <= 0.05 * safe
+
+    def quadrature():
+        return _gaussian_quad_cells(safe, cells, h, pessimistic)
+
+    def mixed():
+        quad = _gaussian_quad_cells(safe, cells, h, pessimistic)
+        exact = _gaussian_exact_cells(safe, cells, h, pessimistic)
+        pick = narrow[..., None]
+        return tuple(jnp.where(pick, q, e) for q, e in zip(quad, exact, strict=True))
+
+    left, right = jax.lax.cond(jnp.all(narrow), quadrature, mixed)
+    log_mass = cells_to_points(left, right)
     index = jnp.arange(grid.size)
-    left = jnp.where(index < grid.size - 1, left, -jnp.inf)
-    right = jnp.where(index > 0, right, -jnp.inf)
-    log_mass = jnp.logaddexp(left, right)
     m = 0.5 * safe * safe
     bottom, top = x[0], x[-1]
     below_p = log_ndtr((bottom - m) / safe)  # P(l < bottom)
     if pessimistic:
-        log_mass = jnp.where(index == 0, jnp.logaddexp(log_mass, below_p[..., None]), log_mass)
+        log_mass = jnp.where(index == 0, logaddexp(log_mass, below_p[..., None]), log_mass)
         kept = top + log_ndtr(-(top + m) / safe)  # e^top Q(l > top)
         log_inf = _gdp._log_delta(safe, jnp.broadcast_to(top, safe.shape))
         log_void = log_ndtr((bottom + m) / safe)  # Q(l < bottom) bounds the Q-mass moved away
@@ -169,7 +197,7 @@ def _gaussian_parts(mu: Array, grid: PldGrid, pessimistic: bool) -> tuple[Array,
         kept = log_ndtr(-(top - m) / safe)  # P(l > top), rounded down to the top
         log_inf = log_void = jnp.full_like(safe, -jnp.inf)
     last = index == grid.size - 1
-    log_mass = jnp.where(last, jnp.logaddexp(log_mass, kept[..., None]), log_mass)
+    log_mass = jnp.where(last, logaddexp(log_mass, kept[..., None]), log_mass)
     log_mass = widen(log_mass, pessimistic)
     nothing = jnp.full_like(log_mass, -jnp.inf)
     log_mass = jnp.where(finite[..., None], log_mass, nothing)
@@ -273,10 +301,10 @@ def _laplace_parts(eps: Array, grid: PldGrid, pessimistic: bool):
             b_left = jnp.where(j == other, -jnp.inf, b_left)
             b_right = jnp.where(j == other, -jnp.inf, b_right)
         at = index == j[..., None]
-        left = jnp.where(at, jnp.logaddexp(left, b_left[..., None]), left)
-        right = jnp.where(at, jnp.logaddexp(right, b_right[..., None]), right)
+        left = jnp.where(at, logaddexp(left, b_left[..., None]), left)
+        right = jnp.where(at, logaddexp(right, b_right[..., None]), right)
     pad = jnp.full(jnp.shape(safe) + (1,), -jnp.inf, dtype)
-    cont = jnp.logaddexp(jnp.concatenate([left, pad], -1), jnp.concatenate([pad, right], -1))
+    cont = logaddexp(jnp.concatenate([left, pad], -1), jnp.concatenate([pad, right], -1))
     # the density's mass beyond the grid: P-mass above the top, P- and Q-mass below the bottom
     above = hi > top
     log_above = jnp.where(above, math.log(0.5) + 0.5 * (hi - safe)
@@ -287,10 +315,10 @@ def _laplace_parts(eps: Array, grid: PldGrid, pessimistic: bool):
     log_below_q = jnp.where(below, math.log(0.5) + 0.5 * (-lo - safe) + cut, -jnp.inf)
     first, last = jnp.arange(n) == 0, jnp.arange(n) == n - 1
     if pessimistic:  # above: to +inf; below: up to the bottom, its Q-mass to the void
-        cont = jnp.where(first, jnp.logaddexp(cont, log_below_p[..., None]), cont)
+        cont = jnp.where(first, logaddexp(cont, log_below_p[..., None]), cont)
         cont_inf, cont_void = log_above, log_below_q
     else:  # above: rounded down to the top; below: dropped
-        cont = jnp.where(last, jnp.logaddexp(cont, log_above[..., None]), cont)
+        cont = jnp.where(last, logaddexp(cont, log_above[..., None]), cont)
         cont_inf = cont_void = jnp.full_like(safe, -jnp.inf)
     # rounding of the exponents (x - eps) / 2: relative error below 2 (|x| + eps) tol
     span = max(abs(float(grid.lower)), abs(float(grid.upper)))
@@ -300,9 +328,9 @@ def _laplace_parts(eps: Array, grid: PldGrid, pessimistic: bool):
     atoms = discretise_atoms(grid, jnp.stack([safe, -safe], -1),
                              jnp.stack([jnp.full_like(safe, math.log(0.5)),
                                         math.log(0.5) - safe], -1), pessimistic)
-    log_mass = jnp.logaddexp(atoms[0], cont)
-    log_inf = jnp.logaddexp(atoms[1], cont_inf)
-    log_void = jnp.logaddexp(atoms[2], cont_void)
+    log_mass = logaddexp(atoms[0], cont)
+    log_inf = logaddexp(atoms[1], cont_inf)
+    log_void = logaddexp(atoms[2], cont_void)
     log_mass = jnp.where(finite[..., None], log_mass, -jnp.inf)
     return log_mass, jnp.where(finite, log_inf, 0.0), jnp.where(finite, log_void, 0.0)
 
@@ -388,8 +416,8 @@ def _approx_parts(eps: Array, delta: Array, grid: PldGrid, pessimistic: bool):
     log_mass, log_inf, log_void = _pure_parts(eps, grid, pessimistic)
     keep = log1mexp(jnp.log(jnp.minimum(delta, 1.0)))
     log_d = jnp.log(delta)
-    return (log_mass + keep[..., None], jnp.logaddexp(log_inf + keep, log_d),
-            jnp.logaddexp(log_void + keep, log_d))
+    return (log_mass + keep[..., None], logaddexp(log_inf + keep, log_d),
+            logaddexp(log_void + keep, log_d))
 
 
 def approx_dp_pld(eps: ArrayLike, delta: ArrayLike, grid: PldGrid, pessimistic: bool = True
@@ -423,7 +451,7 @@ def _dg_parts(sigma: Array, shift: Array, grid: PldGrid, pessimistic: bool):
     log_p = log_w - log_z
     log_tail = (jnp.log(s) + _LOG_SQRT_2PI + log_ndtr(-DG_WINDOW / s) - log_z)[..., 0]
     # the tail beyond y = DG_WINDOW (lowest losses) joins the window's lowest-loss atom
-    log_p = log_p.at[..., -1].set(jnp.logaddexp(log_p[..., -1], log_tail))
+    log_p = log_p.at[..., -1].set(logaddexp(log_p[..., -1], log_tail))
     high = jnp.where(shift > 0, jnp.inf, 0.0)  # the tail below -DG_WINDOW: highest losses
     if pessimistic:
         losses = jnp.concatenate([losses, high[..., None]], -1)
@@ -431,7 +459,7 @@ def _dg_parts(sigma: Array, shift: Array, grid: PldGrid, pessimistic: bool):
     log_mass, log_inf, log_void = discretise_atoms(grid, losses, log_p, pessimistic)
     if pessimistic:
         q_tail = (jnp.log(s) + _LOG_SQRT_2PI + log_ndtr(-(DG_WINDOW - d) / s) - log_z)[..., 0]
-        log_void = jnp.logaddexp(log_void, q_tail)
+        log_void = logaddexp(log_void, q_tail)
     # sigma = 0: no noise (all mass at +inf for a shift > 0, at loss 0 for shift 0)
     x = grid_losses(grid, sigma.dtype, pessimistic)
     at_zero = jnp.where(x == 0, 0.0, -jnp.inf)
@@ -595,12 +623,13 @@ def sequential_items(event: Any) -> list[tuple[Any, Any]]:
 def event_pld(event: Any, grid: PldGrid, pessimistic: bool = True, tilt: ArrayLike = 0.0
               ) -> PrivacyLossDistribution:
     """The PLD of ``event`` on ``grid``: a release's own, or the FFT composition of a
-    ``ComposedEvent`` / ``SelfComposedEvent`` (``tilt``: see :func:`~ldpjax.accounting.pld.compose`).
+    ``ComposedEvent`` / ``SelfComposedEvent`` (``tilt``: see :func:`~ldpjax.accounting.pld_fft.compose`).
 
     ``NotImplementedError`` names a part without a PLD.
 
     Example:
-      >>> from ldpjax.accounting.events import ComposedEvent, GaussianEvent, RandomizedResponseEvent
+      >>> from ldpjax.accounting.events import GaussianEvent, RandomizedResponseEvent
+      >>> from ldpjax.accounting.composition import ComposedEvent
       >>> from ldpjax.accounting.pld import pld_epsilon
       >>> event = ComposedEvent((GaussianEvent(0.5), RandomizedResponseEvent(0.5)))
       >>> pld = event_pld(event, PldGrid(2.0**-8, -8.0, 24.0), tilt=3.0)  # tilt: see compose

@@ -29,6 +29,15 @@ view 6 and for a sequential composition of more than one use of releases that al
 (a shipped event, or views 2-4 or 6), composed by FFT; where it is NaN (its grid cannot hold the
 composition, under ``jit``) the closed forms alone count.
 
+The no-noise view (optional): ``grants_no_privacy()`` — ``True`` when the event, at its
+*concrete* parameters, claims no privacy at all: a release that may show the input unperturbed
+(``NoPrivacyEvent``, mu = inf, r = 1, xi = inf, eps = inf, a discrete Gaussian of scale 0); a
+composition, sequential or parallel, when one of its parts does (its claim is then no privacy
+too). :func:`grants_no_privacy` reads it: an event without it, one that returns ``None``, and
+an event with traced leaves grant nothing (``False``). The engine honours a no-noise budget
+(:func:`ldpjax.mechanisms.no_privacy_permitted`) only where this view, or an inf in the
+concrete params, says so; it never turns a finite budget into no noise.
+
 Validation hooks (also optional): ``check(where)`` raises ``ValueError`` for a concrete parameter
 outside its domain, naming it as ``where + field``; ``valid()`` is the traced domain (a boolean
 array; NaN fails it); ``prepared()`` returns the event with array leaves (see
@@ -101,6 +110,8 @@ class PrivacyEvent(Protocol):
 
     def privacy_loss(self, grid: Any, pessimistic: bool) -> Any: ...
 
+    def grants_no_privacy(self) -> bool | None: ...
+
 
 # --------------------------------------------------------------------------- leaves
 def budget_array(x: ArrayLike) -> Array:
@@ -170,6 +181,36 @@ def ties(event: Any) -> list[Array]:
     """The leaves a NaN result is tied to, for ``valid_or_nan`` (non-float leaves skipped)."""
     out = view(event, "ties")
     return _numbers(event) if out is None else out
+
+
+def concrete_any(predicate: Any, *xs: ArrayLike) -> bool:
+    """``True`` when ``predicate(*arrays)`` holds anywhere, the leaves ``xs`` taken as NumPy
+    arrays in their own precision (1e39 stays finite: it is not float32's inf); ``False`` when
+    one of them is traced (a no-noise view decides on concrete parameters only)."""
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(xs)):
+        return False
+    return bool(np.any(predicate(*(np.asarray(x) for x in xs))))
+
+
+def grants_no_privacy(event: Any) -> bool:
+    """Whether ``event``, at its concrete parameters, claims no privacy (the no-noise view).
+
+    ``event.grants_no_privacy()`` where the event offers it (``None`` counts as ``False``);
+    ``False`` for an event without that view and for an event with traced leaves (nothing is
+    decided under ``jit``). Never ``True`` for a finite budget of a built-in event.
+
+    Example:
+      >>> from ldpjax.accounting.events import GaussianEvent, NoPrivacyEvent, ...                                       RandomizedResponseEvent
+      >>> from ldpjax.accounting.composition import ComposedEvent
+      >>> grants_no_privacy(NoPrivacyEvent()), grants_no_privacy(RandomizedResponseEvent(1.0))
+      (True, True)
+      >>> grants_no_privacy(ComposedEvent((GaussianEvent(1.0), RandomizedResponseEvent(0.5))))
+      False
+    """
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(event)):
+        return False
+    own = view(event, "grants_no_privacy")
+    return False if own is None else bool(own)
 
 
 def name_of(event: Any) -> str:
@@ -314,9 +355,11 @@ __all__ = [
     "array",
     "budget_array",
     "check",
+    "concrete_any",
     "delta_of",
     "dtype_of",
     "epsilon_of",
+    "grants_no_privacy",
     "name_of",
     "prepared",
     "pure_delta",

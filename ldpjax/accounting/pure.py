@@ -1,7 +1,9 @@
 """Pure epsilon-DP mechanisms: binary and K-ary randomized response, and their curves.
 
 * Binary randomized response with truthful rate r (report the true bit with probability r,
-  otherwise a fair coin) is eps-LDP with eps = log((1 + r) / (1 - r)) (paper 001, Sec. 2);
+  otherwise a fair coin) is eps-LDP with eps = log((1 + r) / (1 - r)) (Warner 1965;
+  the report of "Federated Learning of Quantile Inference under Local Differential Privacy",
+  ICLR 2026, Sec. 2);
   inverse r = tanh(eps / 2).
 * K-ary randomized response with parameter xi keeps the true category with probability
   e^xi / (K - 1 + e^xi) and shows each other one with probability 1 / (K - 1 + e^xi); it is
@@ -258,7 +260,8 @@ def pure_dp_tradeoff(eps: ArrayLike, alpha: ArrayLike) -> Array:
 def compose_parallel(budgets: ArrayLike, axis: int | None = -1) -> Array:
     """Parallel composition: each person's data is used once, so the budget is the max.
 
-    Example: the experiment budget gamma = max_t xi_t of visitor-level budgets (paper 002).
+    Example: the experiment budget gamma = max_t xi_t of visitor-level budgets (Ponte &
+    Ferecatu, "A Privacy Budgeting Framework for Online Experimentation", 2026).
 
     Args:
       budgets: pure-DP budgets in [0, inf].
@@ -277,7 +280,7 @@ def compose_parallel(budgets: ArrayLike, axis: int | None = -1) -> Array:
 def compose_sequential(budgets: ArrayLike, axis: int | None = -1) -> Array:
     """Sequential composition: the same person in several analyses, so budgets add.
 
-    Example: the firm budget Gamma = sum_e gamma_e over experiments (paper 002).
+    Example: the firm budget Gamma = sum_e gamma_e over experiments (Ponte & Ferecatu).
 
     Args:
       budgets: pure-DP budgets in [0, inf].

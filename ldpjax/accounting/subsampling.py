@@ -48,6 +48,7 @@ from ldpjax.accounting.pld import (
     discretise_atoms,
     grid_losses,
     log1mexp,
+    logaddexp,
     logsumexp,
 )
 from ldpjax.accounting.pld_events import gaussian_pld, release_pld
@@ -85,8 +86,8 @@ def _remove(pld: PrivacyLossDistribution, q: Array) -> tuple[Array, Array, Array
     x = grid_losses(pld.grid, pld.log_mass.dtype, pld.pessimistic)
     lq, lr = _log_q(q)
     lq, lr = lq[..., None], lr[..., None]
-    losses = jnp.logaddexp(lq + x, lr)  # log(q e^l + 1 - q)
-    log_p = pld.log_mass + jnp.logaddexp(lq, lr - x)  # (q + (1 - q) e^-l) omega(l)
+    losses = logaddexp(lq + x, lr)  # log(q e^l + 1 - q)
+    log_p = pld.log_mass + logaddexp(lq, lr - x)  # (q + (1 - q) e^-l) omega(l)
     losses = jnp.concatenate([losses, lr], -1)  # the lower law's own outcomes (loss log(1-q))
     log_p = jnp.concatenate([log_p, lr + pld.log_void[..., None]], -1)
     log_void = jnp.where(q >= 1, pld.log_void, -jnp.inf)
@@ -97,7 +98,7 @@ def _add(pld: PrivacyLossDistribution, q: Array) -> tuple[Array, Array, Array]:
     """(losses, log upper masses, log inf, log void) of the pair (Q, q P + (1 - q) Q)."""
     x = grid_losses(pld.grid, pld.log_mass.dtype, pld.pessimistic)
     lq, lr = _log_q(q)
-    losses = -jnp.logaddexp(lq[..., None] + x, lr[..., None])
+    losses = -logaddexp(lq[..., None] + x, lr[..., None])
     log_p = pld.log_mass - x  # the Q-mass of each outcome
     losses = jnp.concatenate([losses, -lr[..., None]], -1)
     log_p = jnp.concatenate([log_p, pld.log_void[..., None]], -1)
@@ -107,8 +108,8 @@ def _add(pld: PrivacyLossDistribution, q: Array) -> tuple[Array, Array, Array]:
 def _discretised(grid, pessimistic, losses, log_p, log_inf, log_void):
     """The atoms of a transform split onto ``grid`` (connect the dots or rounded down)."""
     log_mass, extra_inf, extra_void = discretise_atoms(grid, losses, log_p, pessimistic)
-    return PrivacyLossDistribution(log_mass, jnp.logaddexp(log_inf, extra_inf),
-                                   jnp.logaddexp(log_void, extra_void), grid, pessimistic)
+    return PrivacyLossDistribution(log_mass, logaddexp(log_inf, extra_inf),
+                                   logaddexp(log_void, extra_void), grid, pessimistic)
 
 
 def poisson_pld(inner: PrivacyLossDistribution, q: ArrayLike, grid: PldGrid | None = None
@@ -160,8 +161,8 @@ def _without(inner: PrivacyLossDistribution, q: Array, grid: PldGrid) -> Privacy
     x = grid_losses(grid, pair.log_mass.dtype, pess)
     positive = jnp.where(x > 0, pair.log_mass, -jnp.inf)
     mirror_losses = jnp.concatenate([x, -x, jnp.zeros((1,), x.dtype)])
-    used = jnp.logaddexp(logsumexp(positive), logsumexp(positive - x))
-    used = jnp.logaddexp(used, pair.log_inf)
+    used = logaddexp(logsumexp(positive), logsumexp(positive - x))
+    used = logaddexp(used, pair.log_inf)
     rest = log1mexp(jnp.minimum(used, 0.0))
     log_p = jnp.concatenate([positive, positive - x, rest[..., None]], -1)
     mirror_losses = jnp.broadcast_to(mirror_losses, log_p.shape)

@@ -1,4 +1,5 @@
-"""Privacy budgeting for online experiments (paper 002, Ponte & Ferecatu; spec ``bandits.md``).
+"""Privacy budgeting for online experiments (Ponte & Ferecatu, "A Privacy Budgeting Framework for
+Online Experimentation", 2026).
 
 Segment-specific epsilon-greedy whose exploration is K-ary randomized response with a visitor
 budget xi_t; budget strategies (constant, dynamic eq. 16, capped dynamic eq. 17, arm-specific
@@ -43,7 +44,9 @@ from ldpjax.bandits.environment import Environment
 from ldpjax.bandits.environment import make_environment
 from ldpjax.bandits.epsilon_greedy import EpsilonGreedyParams
 from ldpjax.bandits.epsilon_greedy import epsilon_greedy
+from ldpjax.bandits.epsilon_greedy import epsilon_greedy_hints
 from ldpjax.bandits.epsilon_greedy import epsilon_greedy_params
+from ldpjax.bandits.gittins import GITTINS_HINTS
 from ldpjax.bandits.gittins import GittinsConfig
 from ldpjax.bandits.gittins import IndexTable
 from ldpjax.bandits.gittins import default_extra_depth
@@ -71,6 +74,7 @@ from ldpjax.bandits.state import PolicyConfig
 from ldpjax.bandits.state import max_spend
 
 __all__ = [
+    "GITTINS_HINTS",
     "IndexTable",
     "default_extra_depth",
     "STRATEGIES",
@@ -95,6 +99,7 @@ __all__ = [
     "elasticity_dynamic",
     "empirical_epsilon",
     "epsilon_greedy",
+    "epsilon_greedy_hints",
     "epsilon_greedy_params",
     "equal_split",
     "exploration",

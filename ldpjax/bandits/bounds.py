@@ -1,7 +1,7 @@
 """Regret bounds of private epsilon-greedy as differentiable functions of the budget gamma.
 
-Paper 002 (Ponte & Ferecatu), spec ``bandits.md``. With eps_gamma = K / (K + e^gamma - 1) the
-exploration probability of K-ary randomized response at budget gamma (eq. 12):
+Ponte & Ferecatu, "A Privacy Budgeting Framework for Online Experimentation" (2026). With
+eps_gamma = K / (K + e^gamma - 1) the exploration probability of K-ary randomized response at budget gamma (eq. 12):
 
 * Constant strategy, eq. 15 (Theorem 1)::
 

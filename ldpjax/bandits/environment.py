@@ -1,4 +1,5 @@
-"""Bernoulli bandit environment with visitor segments (paper 002, Sec. 3.1).
+"""Bernoulli bandit environment with visitor segments (Ponte & Ferecatu, "A Privacy
+Budgeting Framework for Online Experimentation", 2026, Sec. 3.1).
 
 Visitor t belongs to segment S_t in {0..J-1}, drawn iid with probabilities ``segment_probs``
 (or replayed from data: the segment sequence is the engine's time-indexed ``inputs``). Showing

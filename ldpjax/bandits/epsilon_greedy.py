@@ -92,7 +92,7 @@ from ldpjax.bandits.state import (
     observe,
     segment_of,
 )
-from ldpjax.engine import Algorithm
+from ldpjax.engine import Algorithm, ExecutionHints
 from ldpjax.mechanisms import (
     KaryRandomizedResponseEvent,
     report_bits,
@@ -324,6 +324,7 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
     ``validate(params, inputs)`` checks a concrete params grid (CTRs in [0, 1], shapes against
     the config, strategy codes, budgets, gamma = inf for the uncapped strategy) and the
     replayed segments; ``privacy_event(params)`` is the per-visitor claim (module doc).
+    Simulate it with :func:`epsilon_greedy_hints` of the same config.
 
     Example:
       >>> from ldpjax import bandits
@@ -331,8 +332,8 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
       >>> env = bandits.make_environment([0.324, 0.295])
       >>> alg = bandits.epsilon_greedy(bandits.PolicyConfig())
       >>> params = bandits.epsilon_greedy_params(env, "constant", 1.0)
-      >>> out = simulate(alg, params, make_key(0), 16, num_seeds=3,
-      ...                record=record.total("click"))
+      >>> out = simulate(alg, params, make_key(0), 16, num_seeds=3, record=record.total("click"),
+      ...                hints=bandits.epsilon_greedy_hints(bandits.PolicyConfig()))
       >>> out.record.shape
       (3,)
       >>> alg.privacy_event(params).xi.item()
@@ -396,18 +397,36 @@ def epsilon_greedy(config: PolicyConfig) -> Algorithm:
         check_params(params, config.num_segments, config.max_arms)
         check_segment_inputs(inputs, config.num_segments, config.replay_segments)
 
-    # the fast step's float arithmetic on per-seed words and per-point params is exact or
-    # divisions and comparisons: grid-major (tests/bandits/test_grid_major.py checks the
-    # records against the flat layout, bit for bit). Two visitors per trip of the scan's loop:
-    # the fast step is small enough that the loop's own cost is a large share of it
-    # (docs/pages/engine.md, "Scan unroll"; the same records, tests/bandits/test_grid_major.py)
-    return Algorithm(init, step_fast if fast else step_sampling, validate, privacy_event,
-                     grid_major=fast, scan_unroll=2 if fast else 1)
+    # run it with epsilon_greedy_hints(config)
+    return Algorithm(init, step_fast if fast else step_sampling, validate, privacy_event)
+
+
+def epsilon_greedy_hints(config: PolicyConfig) -> ExecutionHints:
+    """How to execute :func:`epsilon_greedy` for ``config`` (``simulate(..., hints=...)``).
+
+    The fast step (``config.fast``) runs grid-major and two visitors per trip of the scan's
+    loop: its float arithmetic on per-seed words and per-point params is exact or divisions
+    and comparisons, so the grid-major layout gives the same records bit for bit
+    (tests/bandits/test_grid_major.py), and it is small enough that the loop's own cost is a
+    large share of it (measurements in ``docs/pages/engine.md``, "Scan unroll"). The sampling
+    step keeps the engine's defaults.
+
+    Example:
+      >>> from ldpjax import bandits
+      >>> bandits.epsilon_greedy_hints(bandits.PolicyConfig())
+      ExecutionHints(grid_major=True, scan_unroll=2, cpu_compiler_options=())
+      >>> bandits.epsilon_greedy_hints(bandits.PolicyConfig(fast=False)).scan_unroll
+      1
+    """
+    if not isinstance(config, PolicyConfig):
+        raise TypeError(f"config must be a PolicyConfig; got {type(config).__name__}")
+    return ExecutionHints(grid_major=True, scan_unroll=2) if config.fast else ExecutionHints()
 
 
 __all__ = [
     "EpsilonGreedyParams",
     "channel_event",
+    "epsilon_greedy_hints",
     "check_params",
     "computed_once",
     "epsilon_greedy",

@@ -76,7 +76,7 @@ from ldpjax.bandits.state import (
     observe,
     segment_of,
 )
-from ldpjax.engine import Algorithm
+from ldpjax.engine import Algorithm, ExecutionHints
 from ldpjax.mechanisms import NoPrivacyEvent
 from ldpjax.types import Array, ArrayLike
 
@@ -577,12 +577,12 @@ def gittins_policy(config: GittinsConfig) -> Algorithm:
       >>> cfg = bandits.GittinsConfig(max_count=8, max_discount=0.95, num_prices=64)
       >>> env = bandits.make_environment([0.3, 0.2])
       >>> out = simulate(gittins_policy(cfg), gittins_params(env, cfg, 0.9), make_key(0), 16,
-      ...                num_seeds=2, record=record.total("click"))
+      ...                num_seeds=2, record=record.total("click"), hints=GITTINS_HINTS)
       >>> out.record.shape
       (2,)
       >>> grid = jax.vmap(lambda d: gittins_params(env, cfg, d))(jnp.array([0.8, 0.95]))
       >>> simulate(gittins_policy(cfg), grid, make_key(0), 16, num_seeds=2, grid_ndim=1,
-      ...          record=record.total("click")).record.shape
+      ...          record=record.total("click"), hints=GITTINS_HINTS).record.shape
       (2, 2)
     """
     if not isinstance(config, GittinsConfig):
@@ -617,13 +617,19 @@ def gittins_policy(config: GittinsConfig) -> Algorithm:
         check_segment_inputs(inputs, pc.num_segments, pc.replay_segments)
         _check_gittins_leaves(params, config)
 
-    # grid-major: the table's diagonal bonus (params only) once per grid point instead of once
-    # per run; tests/bandits/test_grid_major.py checks the records against the flat layout,
-    # bit for bit, through the table and its extrapolation
-    return Algorithm(init, step, validate, _no_privacy, grid_major=True)
+    # run it with GITTINS_HINTS
+    return Algorithm(init, step, validate, _no_privacy)
+
+
+#: How to execute :func:`gittins_policy` (``simulate(..., hints=GITTINS_HINTS)``): grid-major,
+#: so the table's diagonal bonus (params only) is computed once per grid point instead of once
+#: per run; tests/bandits/test_grid_major.py checks the records against the flat layout, bit
+#: for bit, through the table and its extrapolation.
+GITTINS_HINTS = ExecutionHints(grid_major=True)
 
 
 __all__ = [
+    "GITTINS_HINTS",
     "GittinsConfig",
     "GittinsParams",
     "GittinsTable",

@@ -1,4 +1,5 @@
-"""What a third party can learn about a visitor's segment from the arm it sees (paper 002, Sec. 3.2).
+"""What a third party can learn about a visitor's segment from the arm it sees (Ponte & Ferecatu,
+"A Privacy Budgeting Framework for Online Experimentation", 2026, Sec. 3.2).
 
 The shown arm is K-ary randomized response of the segment's greedy arm, so for any two segments
 s, s' and any arm a, P(A_t = a | s) <= e^{xi_t} P(A_t = a | s'). By Bayes' rule the posterior

@@ -1,12 +1,14 @@
-"""Paper 001's Local SGD written the way research code is: a Python loop per sample.
+"""Local SGD for quantiles written the way research code is: a Python loop per sample.
 
-The bench's ``quantile-authors-loop`` baseline. Where :mod:`ldpjax.bench.numpy_reference`
-vectorises over every replication, this is the program a paper's own simulation code
-typically is: a Python loop over replications, over rounds m = 1..M and over the E_m local
-steps of a round, with NumPy only across the K clients of one step (one normal draw, the
-randomized-response coins and the update). Written from the spec (``shared/specs/quantile.md``)
-and the documented modelling choices of ldpjax; it imports nothing from ldpjax and copies no
-one's code.
+The algorithm: Algorithm 1 of "Federated Learning of Quantile Inference under Local Differential
+Privacy" (ICLR 2026).
+
+The bench's ``quantile-authors-loop`` baseline. Where :mod:`ldpjax.bench.numpy_reference` vectorises
+over every replication, this is the program a paper's own simulation code typically is: a Python
+loop over replications, over rounds m = 1..M and over the E_m local steps of a round, with NumPy
+only across the K clients of one step (one normal draw, the randomized-response coins and the
+update). Written from the paper's description and the documented modelling choices of ldpjax; it
+imports nothing from ldpjax and copies no one's code.
 
 One local step of client k at iterate q (truthful rate r_k, level tau): the true bit
 s = 1{x > q} with x ~ N(loc_k, 1) is reported with probability r_k, else a fair coin, and

@@ -14,7 +14,8 @@ import numpy as np
 from ldpjax.bench import rng as rng_lib
 from ldpjax.bench.report import format_table, header
 from ldpjax.bench.runner import AGREE_SIGMAS, resolve_names, run_bench
-from ldpjax.bench.workloads import DEFAULT_WORKLOADS, SIZES, WORKLOADS, Context
+from ldpjax.bench.workload import SIZES, Context
+from ldpjax.bench.workloads import DEFAULT_WORKLOADS, WORKLOADS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

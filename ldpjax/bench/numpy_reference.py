@@ -1,6 +1,6 @@
 """Plain vectorised NumPy implementations of the benchmarked algorithms (the bench's baseline).
 
-Written from the specs (``shared/specs/*.md``) and the documented modelling choices of the
+Written from the papers' descriptions (cited below) and the documented modelling choices of the
 README, independently of the JAX code: nothing here imports ldpjax. Each function is the
 natural NumPy program for a sweep -- vectorised over all runs (seeds x grid points) with a
 Python loop over time -- and returns, per run, the statistic the bench compares (plus, where
@@ -9,11 +9,14 @@ they agree with ldpjax in distribution, not bit for bit.
 
 Functions:
 
-* :func:`local_sgd` -- randomized-response Local SGD for a quantile (paper 001, Algorithm 1),
+* :func:`local_sgd` -- randomized-response Local SGD for a quantile (Algorithm 1 of
+  "Federated Learning of Quantile Inference under Local Differential Privacy" (ICLR 2026)),
   Polyak-Ruppert estimate and the self-normalised V_T.
 * :func:`epsilon_greedy` -- private epsilon-greedy, constant and capped-dynamic budgets
-  (paper 002, eqs. 12, 15-17), one segment.
-* :func:`rw_ftpl` -- RW-FTPL on a fixed gain matrix (paper 000, Sec. 3).
+  (Ponte & Ferecatu, "A Privacy Budgeting Framework for Online Experimentation", eqs. 12,
+  15-17), one segment.
+* :func:`rw_ftpl` -- RW-FTPL on a fixed gain matrix ("Prediction with Expert Advice under Local
+  Differential Privacy", ICLR 2026, Sec. 3).
 * :func:`rw_adabatch` -- RW-AdaBatch with ComputeDelay by integer bisection (Corollary 1).
 * :func:`rw_meta` -- RW-Meta over the 13 paper learners (12 rolling ridge + RW-FTPL).
 * :func:`tree_hedge` -- Agarwal & Singh: Hedge on binary-tree noisy prefix sums.
@@ -45,12 +48,12 @@ def local_sgd(
     """Local SGD with randomized response; returns (estimate, V_T), each of shape (reps,).
 
     Client k (weight p_k, truthful rate r_k, data N(loc_k, 1)) takes E_m local steps per round
-    from the shared iterate, each with step c0 / (m^a + b) / E_m (spec ``quantile.md``): the
+    from the shared iterate, each with step c0 / (m^a + b) / E_m (as ldpjax.quantile.schedules): the
     true bit s = 1{x > q} is reported with probability r_k, else a fair coin, and
     q += lr * ((1 - r + 2 tau r) / (2 r) if report else -(1 + r - 2 tau r) / (2 r)).
     The server averages with p_k. Estimate: the sample-weighted Polyak-Ruppert average of the
     aggregated iterates; V_T = sum_m E_m t_m^2 (mean_m - mean_M)^2 / t_M^3 with mean_m the
-    running average after round m and t_m the samples used (the spec's V_T with Q_T(r_m) =
+    running average after round m and t_m the samples used (the paper's V_T with Q_T(r_m) =
     t_m mean_m / t_M).
     """
     r = np.asarray(r, np.float64)

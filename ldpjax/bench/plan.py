@@ -27,7 +27,8 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ldpjax.bench.workloads import SIZES, WORKLOADS, Context
+from ldpjax.bench.workload import SIZES, Context
+from ldpjax.bench.workloads import WORKLOADS
 
 #: JAX's default GPU preallocation fraction (XLA_PYTHON_CLIENT_MEM_FRACTION).
 ALLOCATOR_FRACTION = 0.75
@@ -147,7 +148,7 @@ def _sweep_and_plan(call: dict[str, Any], devices, memory_limit: int):
             record=call.pop("record", None), grid_ndim=call.pop("grid_ndim", 0),
             seed_offset=0, seed_chunk=None, time_chunk=None, memory_limit=memory_limit,
             devices=devices, keep_state=call.pop("keep_state", False), tag="",
-            common_random_numbers=True, rng=call.pop("rng", None),
+            common_random_numbers=True, rng=call.pop("rng", None), hints=call.pop("hints", None),
         )
         params_flat = jax.tree_util.tree_map(
             lambda x: x.reshape((sweep.num_points,) + x.shape[sweep.grid_ndim:]), sweep.params)
@@ -179,7 +180,8 @@ def _lower(sweep, specs, plan, params_flat, inputs0, *, compile: bool):
     seeds = jax.ShapeDtypeStruct((runs,), np.uint32, sharding=batch_sharding)
     params_dev, key_dev = put(params_flat), put(sweep.key)
     init_fn, advance_fn, finalize_fn = kernels(
-        sweep.algorithm, sweep.recorder, plan.num_steps, plan.time_chunk, mesh, True)
+        sweep.algorithm, sweep.recorder, plan.num_steps, plan.time_chunk, mesh, True, None,
+        sweep.hints)
     xs = jax.tree_util.tree_map(lambda x: x[:plan.time_chunk], sweep.inputs)
     lowered = {
         "init": init_fn.lower(params_dev, key_dev, index, seeds, put(inputs0)),

@@ -25,10 +25,7 @@ builds, once, both sides of the comparison:
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -36,102 +33,7 @@ import numpy as np
 
 from ldpjax.bench import numpy_reference as ref
 from ldpjax.bench.authors_loop import local_sgd_loop
-from ldpjax.bench.rng import available_impls
-
-SIZES = ("tiny", "small", "paper")
-
-
-# --------------------------------------------------------------------------- plumbing
-@dataclasses.dataclass
-class Context:
-    """How the ldpjax side draws its randomness.
-
-    ``rng`` None: the engine's default (``make_key(seed)``, no ``rng`` argument). A value the
-    engine's ``simulate(..., rng=...)`` accepts (``"invariant"``, ``"fast"``, an implementation
-    name): passed through. Another key implementation this JAX offers: the key is
-    ``jax.random.key(seed, impl=rng)``. Anything else: ValueError.
-    ``used_impl`` holds the implementation the last ``simulate`` call ran with.
-    """
-
-    rng: str | None = None
-    seed: int = 0
-    used_impl: str | None = None
-
-    def __post_init__(self):
-        from ldpjax.engine.keys import make_key, resolve_rng
-
-        self._pass_through = False
-        if self.rng is None:
-            return
-        try:
-            resolve_rng(self.rng, make_key(self.seed))
-            self._pass_through = True
-            return
-        except ValueError:
-            pass
-        if self.rng not in available_impls():
-            raise ValueError(
-                "rng must be 'invariant', 'fast' or a key implementation "
-                f"{tuple(available_impls())}; got {self.rng!r}"
-            )
-
-    def key(self):
-        from ldpjax.engine import make_key
-
-        if self.rng is not None and not self._pass_through:
-            return jax.random.key(self.seed, impl=self.rng)
-        return make_key(self.seed)
-
-    def simulate(self, algorithm, params, num_steps=None, **kwargs):
-        """``simulate(...).record`` with ``keep_state=False``, blocked until ready."""
-        from ldpjax.engine import simulate
-
-        if self._pass_through:
-            kwargs["rng"] = self.rng
-        result = simulate(algorithm, params, self.key(), num_steps, keep_state=False, **kwargs)
-        self.used_impl = str(result.info.rng)
-        return jax.block_until_ready(result.record)
-
-
-@dataclasses.dataclass(frozen=True)
-class Prepared:
-    """Both sides of one workload, ready to time.
-
-    Attributes:
-      shape: human-readable workload shape.
-      statistic: what the per-seed values are.
-      run_ldpjax: ``() -> (seeds,)`` per-seed statistic through ldpjax.
-      run_numpy: ``(seed) -> ((seeds,) per-seed statistic, info dict)`` through NumPy.
-      random_words: ``(numpy info) -> int``, the 32-bit words an exact implementation draws.
-      numpy_scale: the baseline's seconds are multiplied by this (it ran a documented share
-        ``1 / numpy_scale`` of the replications; 1: all of them).
-      baseline: what the NumPy side is: ``"numpy"`` (vectorised over runs,
-        :mod:`ldpjax.bench.numpy_reference`) or ``"authors-loop"`` (a per-sample Python loop,
-        :mod:`ldpjax.bench.authors_loop`).
-    """
-
-    shape: str
-    statistic: str
-    run_ldpjax: Callable[[], np.ndarray]
-    run_numpy: Callable[[int], tuple[np.ndarray, dict]]
-    random_words: Callable[[dict], float]
-    numpy_scale: float = 1.0
-    baseline: str = "numpy"
-
-
-@dataclasses.dataclass(frozen=True)
-class Workload:
-    name: str
-    family: str
-    description: str
-    sizes: dict[str, dict[str, Any]]
-    prepare: Callable[[dict[str, Any], Context], Prepared]
-    default: bool = True  # part of a plain ``ldpjax bench`` run
-
-
-def words_per_float() -> int:
-    """32-bit random words per uniform/normal at JAX's default float width (1 or 2)."""
-    return max(jnp.dtype(jnp.result_type(float)).itemsize // 4, 1)
+from ldpjax.bench.workload import SIZES, Context, Prepared, Workload, words_per_float  # noqa: F401
 
 
 def _per_seed(values, grid_axes: int) -> np.ndarray:
@@ -249,12 +151,14 @@ def _prepare_bandits(size: dict, ctx: Context) -> Prepared:
         base, strategy=jnp.asarray(codes, jnp.int32), gamma=jnp.asarray(MBA_GAMMAS)
     )
     algorithm = bandits.epsilon_greedy(bandits.PolicyConfig())
+    hints = bandits.epsilon_greedy_hints(bandits.PolicyConfig())
     recorder = record.total(_regret)
     grid = (len(codes), len(MBA_GAMMAS))
 
     def run_ldpjax():
         out = ctx.simulate(
-            algorithm, params, horizon, num_seeds=seeds, grid_ndim=2, record=recorder
+            algorithm, params, horizon, num_seeds=seeds, grid_ndim=2, record=recorder,
+            hints=hints,
         )
         return _per_seed(out, 2)
 
@@ -279,7 +183,7 @@ def _prepare_bandits(size: dict, ctx: Context) -> Prepared:
 
 # --------------------------------------------------------------------------- experts
 def _eta(mus, n):
-    """Release noise scale: sqrt(n) / mu, sqrt 2 at mu = inf (spec experts.md)."""
+    """Release noise scale: sqrt(n) / mu, sqrt 2 at mu = inf (as ldpjax.experts.privacy)."""
     mus = np.asarray(mus, np.float64)
     finite = np.isfinite(mus)
     return np.where(finite, math.sqrt(n) / np.where(finite, mus, 1.0), math.sqrt(2.0))
@@ -294,7 +198,7 @@ def _bernoulli_inputs(size):
 
 def _prepare_ftpl(size: dict, ctx: Context) -> Prepared:
     from ldpjax.engine import product_grid, record
-    from ldpjax.experts import FTPLConfig, ftpl_params, rw_ftpl
+    from ldpjax.experts import EXPERTS_HINTS, FTPLConfig, ftpl_params, rw_ftpl
 
     n, horizon, seeds, mus = size["experts"], size["horizon"], size["seeds"], size["mu"]
     gains, gains_np = _bernoulli_inputs(size)
@@ -305,7 +209,7 @@ def _prepare_ftpl(size: dict, ctx: Context) -> Prepared:
 
     def run_ldpjax():
         out = ctx.simulate(algorithm, params, horizon, num_seeds=seeds, inputs=gains,
-                           grid_ndim=1, record=recorder)
+                           grid_ndim=1, record=recorder, hints=EXPERTS_HINTS)
         return _per_seed(out, 1)
 
     def run_numpy(seed):
@@ -324,7 +228,7 @@ def _prepare_ftpl(size: dict, ctx: Context) -> Prepared:
 
 def _prepare_adabatch(size: dict, ctx: Context) -> Prepared:
     from ldpjax.engine import product_grid, record
-    from ldpjax.experts import AdaBatchConfig, adabatch_params, rw_adabatch
+    from ldpjax.experts import EXPERTS_HINTS, AdaBatchConfig, adabatch_params, rw_adabatch
 
     n, horizon, seeds, mus = size["experts"], size["horizon"], size["seeds"], size["mu"]
     alpha = size["alpha"]
@@ -336,7 +240,7 @@ def _prepare_adabatch(size: dict, ctx: Context) -> Prepared:
 
     def run_ldpjax():
         out = ctx.simulate(algorithm, params, horizon, num_seeds=seeds, inputs=gains,
-                           grid_ndim=1, record=recorder)
+                           grid_ndim=1, record=recorder, hints=EXPERTS_HINTS)
         return _per_seed(out, 1)
 
     def run_numpy(seed):
@@ -365,7 +269,7 @@ def _covid_inputs(size):
 
 def _prepare_meta(size: dict, ctx: Context) -> Prepared:
     from ldpjax.engine import product_grid, record
-    from ldpjax.experts import meta_params, paper_learners, rw_meta_algorithm
+    from ldpjax.experts import EXPERTS_HINTS, meta_params, paper_learners, rw_meta_algorithm
 
     n, horizon, seeds, mus = size["experts"], size["horizon"], size["seeds"], size["mu"]
     gains, gains_np = _covid_inputs(size)
@@ -378,7 +282,7 @@ def _prepare_meta(size: dict, ctx: Context) -> Prepared:
 
     def run_ldpjax():
         out = ctx.simulate(algorithm, params, inputs=gains, num_seeds=seeds, grid_ndim=1,
-                           record=recorder)
+                           record=recorder, hints=EXPERTS_HINTS)
         return _per_seed(out, 1)
 
     def run_numpy(seed):
@@ -397,6 +301,7 @@ def _prepare_meta(size: dict, ctx: Context) -> Prepared:
 
 def _prepare_agarwal_singh(size: dict, ctx: Context) -> Prepared:
     from ldpjax.engine import record
+    from ldpjax.experts import EXPERTS_HINTS
     from ldpjax.experts import agarwal_singh as AS
 
     n, horizon, seeds, mus = size["experts"], size["horizon"], size["seeds"], size["mu"]
@@ -404,7 +309,8 @@ def _prepare_agarwal_singh(size: dict, ctx: Context) -> Prepared:
     algorithm = AS.tree_hedge(AS.TreeHedgeConfig(n, horizon))
     params = AS.min_noise_setting(np.asarray(mus, np.float64), n, horizon)
     recorder = record.total(_gain)
-    # Min Noise from the spec: node sd sqrt(n L) / mu (0 at mu = inf), Hedge rate sqrt(8 log n / T)
+    # Min Noise as the expert-advice paper sets it: node sd sqrt(n L) / mu (0 at mu = inf), Hedge
+    # rate sqrt(8 log n / T)
     levels = int(horizon).bit_length()
     mus_np = np.asarray(mus, np.float64)
     finite = np.isfinite(mus_np)
@@ -413,7 +319,7 @@ def _prepare_agarwal_singh(size: dict, ctx: Context) -> Prepared:
 
     def run_ldpjax():
         out = ctx.simulate(algorithm, params, inputs=gains, num_seeds=seeds, grid_ndim=1,
-                           record=recorder)
+                           record=recorder, hints=EXPERTS_HINTS)
         return _per_seed(out, 1)
 
     def run_numpy(seed):
@@ -472,7 +378,7 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         Workload(
-            "quantile", "quantile", "randomized-response Local SGD (paper 001)",
+            "quantile", "quantile", "randomized-response Local SGD (federated quantiles)",
             {
                 "tiny": {"clients": 10, "budget": 200, "reps": 200, "tau": 0.3},
                 "small": {"clients": 10, "budget": 2000, "reps": 500, "tau": 0.3},
@@ -494,7 +400,7 @@ WORKLOADS: dict[str, Workload] = {
             default=False,
         ),
         Workload(
-            "bandits", "bandits", "private epsilon-greedy on the MBA RCT (paper 002)",
+            "bandits", "bandits", "private epsilon-greedy on the MBA RCT (Ponte & Ferecatu)",
             {
                 "tiny": {"horizon": 300, "seeds": 50},
                 "small": {"horizon": 2000, "seeds": 100},
@@ -503,7 +409,7 @@ WORKLOADS: dict[str, Workload] = {
             _prepare_bandits,
         ),
         Workload(
-            "rw-ftpl", "experts", "RW-FTPL (paper 000)",
+            "rw-ftpl", "experts", "RW-FTPL (expert advice under LDP)",
             {
                 "tiny": {"experts": 20, "horizon": 200, "seeds": 16, "mu": _MUS, "gap": 0.1},
                 "small": {"experts": 200, "horizon": 1000, "seeds": 32, "mu": _MUS, "gap": 0.1},
@@ -512,7 +418,7 @@ WORKLOADS: dict[str, Workload] = {
             _prepare_ftpl,
         ),
         Workload(
-            "rw-adabatch", "experts", "RW-AdaBatch (paper 000)",
+            "rw-adabatch", "experts", "RW-AdaBatch (expert advice under LDP)",
             {
                 "tiny": {"experts": 10, "horizon": 200, "seeds": 32, "mu": (0.5, 1.0, 2.0),
                          "alpha": 0.01, "gap": 0.1},
@@ -524,7 +430,7 @@ WORKLOADS: dict[str, Workload] = {
             _prepare_adabatch,
         ),
         Workload(
-            "rw-meta", "experts", "RW-Meta over the 13 paper learners (paper 000)",
+            "rw-meta", "experts", "RW-Meta over the 13 paper learners (expert advice under LDP)",
             {
                 "tiny": {"experts": 8, "horizon": 30, "seeds": 10, "mu": _COVID_MUS,
                          "state": "NM"},
@@ -536,7 +442,7 @@ WORKLOADS: dict[str, Workload] = {
             _prepare_meta,
         ),
         Workload(
-            "agarwal-singh", "experts", "Agarwal & Singh tree-Hedge, Min Noise (paper 000)",
+            "agarwal-singh", "experts", "Agarwal & Singh tree-Hedge, Min Noise (expert advice)",
             {
                 "tiny": {"experts": 8, "horizon": 30, "seeds": 20, "mu": _COVID_MUS,
                          "state": "NM"},
@@ -560,14 +466,11 @@ WORKLOADS: dict[str, Workload] = {
     )
 }
 
+# the frequency oracles against multi-freq-ldpy (opt-in; the peer is the optional bench extra)
+from ldpjax.bench.frequency import WORKLOADS as _FREQUENCY  # noqa: E402
+
+WORKLOADS.update((w.name, w) for w in _FREQUENCY)
+
 DEFAULT_WORKLOADS = tuple(name for name, w in WORKLOADS.items() if w.default)
 
-__all__ = [
-    "DEFAULT_WORKLOADS",
-    "SIZES",
-    "WORKLOADS",
-    "Context",
-    "Prepared",
-    "Workload",
-    "words_per_float",
-]
+__all__ = ["DEFAULT_WORKLOADS", "WORKLOADS"]

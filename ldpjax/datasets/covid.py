@@ -367,19 +367,20 @@ def format_report(data: CovidData) -> str:
 def shared_covid_dir(option: str | os.PathLike = "") -> Path | None:
     """The folder holding real HHS facility extracts, or None if there is none.
 
-    ``option`` if given (a folder), else the first existing of ``$LDPJAX_SHARED_DATA/covid``,
-    ``./../shared/data/covid`` (relative to the working directory) and
-    ``<repository>/../shared/data/covid`` (the layout of this project's checkout).
+    ``option`` if given (a folder), else ``$LDPJAX_SHARED_DATA/covid`` when that variable is
+    set (and then only it), else the first existing of ``./../shared/data/covid`` (relative to
+    the working directory) and ``<repository>/../shared/data/covid`` (the layout of this
+    project's checkout).
     """
     if option:
         path = Path(option)
         if path.is_dir() and (path / "covid").is_dir():
             path = path / "covid"
         return path if path.is_dir() else None
-    candidates = []
     if os.environ.get("LDPJAX_SHARED_DATA"):
-        candidates.append(Path(os.environ["LDPJAX_SHARED_DATA"]) / "covid")
-    candidates += [
+        path = Path(os.environ["LDPJAX_SHARED_DATA"]) / "covid"
+        return path if path.is_dir() else None
+    candidates = [
         Path.cwd().parent / "shared" / "data" / "covid",
         Path(__file__).resolve().parents[2].parent / "shared" / "data" / "covid",
     ]

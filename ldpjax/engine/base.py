@@ -45,7 +45,12 @@ class PrivacyEventFn(Protocol):
 
 
 class Algorithm(NamedTuple):
-    """A pure ``(init, step)`` pair. Build it once (e.g. in a cached factory) and reuse it.
+    """The contract of an algorithm: four fields, a pure ``(init, step)`` pair, its check and
+    its claim. Build it once (e.g. in a cached factory) and reuse it.
+
+    How a run is executed (batch layout, scan unroll, XLA options) is not part of the contract:
+    it is an :class:`~ldpjax.engine.ExecutionHints` record given to
+    :func:`~ldpjax.engine.simulate` / :func:`~ldpjax.engine.rollout` (``hints=``).
 
     Attributes:
       init: ``init(params, key) -> state``.
@@ -59,43 +64,24 @@ class Algorithm(NamedTuple):
         of one run at ``params`` as a :mod:`ldpjax.mechanisms.events` event, which the
         accountants (``epsilon``, ``delta``, ``tradeoff``) take. ``None`` for algorithms that
         release nothing private (non-private baselines, the demo's data generator).
-      grid_major: optional ``True`` when the step's results do not depend on how the engine
-        lays a batch out: on one device :func:`ldpjax.engine.simulate` then ``vmap``-s over
-        grid points and, inside, over seeds (:func:`ldpjax.engine.rollout.kernels`), so the
-        work that depends on the params only is done once per grid point, and with common
-        random numbers the step keys and random words once per seed. XLA may contract a
-        product and a sum into one fused multiply-add in one layout and not in the other, so a
-        step that combines values the layouts broadcast differently in ``a * b + c`` can round
-        differently: set it only for steps whose float arithmetic on such values is exact or
-        free of that pattern, and test the records against the flat layout (bit-identical).
-        Default ``False``: one ``vmap`` over the runs.
-      cpu_compiler_options: optional XLA options, as ``(name, value)`` pairs, for the engine's
-        kernels of this algorithm on a CPU backend (ignored on GPU/TPU); they are part of the
-        persistent compile cache's key. :data:`ldpjax.engine.ELEMENTAL_EMITTERS` (XLA CPU's
-        elemental emitters instead of its fusion emitters) compiles the experts and DP-SGD
-        steps in about 0.6 of the time at the same speed, and makes Local SGD up to ~2.8x and
-        the bandits' binomial loops ~2x slower; ``docs/pages/engine.md`` has the measurements.
-        The options change code generation only: the results can differ from the default
-        options' in the last bits (contracted multiply-adds), not in law. Default ``()``: XLA's defaults.
-      scan_unroll: optional static int >= 1, the ``unroll`` of the engine's ``lax.scan`` over
-        time: that many steps per trip of the compiled loop. For a small step (a few dozen
-        operations per run, as the bandits' per-visitor policy) the loop's own cost per trip
-        is a large share of the step, and 2 makes it ~1.2x faster on XLA's CPU backend; a large
-        step gains nothing and compiles for longer (``docs/pages/engine.md`` has the
-        measurements). The steps, their keys and their order are unchanged; as with
-        ``cpu_compiler_options``, float results can differ from ``scan_unroll=1``'s in the last
-        bits (a multiply-add contracted in one body and not the other), not in law. The
-        bandits' fast step (integer counts and comparisons) gives bit-identical records
-        (tested). Default 1.
+        The engine asks the event of a concrete grid whether it grants no privacy
+        (:func:`ldpjax.accounting.protocol.grants_no_privacy`) to honour a no-noise budget.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from ldpjax.engine import Algorithm, make_key, simulate
+      >>> walk = Algorithm(lambda p, k: jnp.zeros(()),
+      ...                  lambda p, s, x, k: (s + p, s + p))
+      >>> Algorithm._fields
+      ('init', 'step', 'validate', 'privacy_event')
+      >>> simulate(walk, jnp.float32(0.5), make_key(0), 4, num_seeds=2).record.tolist()
+      [2.0, 2.0]
     """
 
     init: InitFn
     step: StepFn
     validate: ValidateFn | None = None
     privacy_event: PrivacyEventFn | None = None
-    grid_major: bool = False
-    cpu_compiler_options: tuple[tuple[str, Any], ...] = ()
-    scan_unroll: int = 1
 
 
 __all__ = ["Algorithm", "InitFn", "PrivacyEventFn", "StepFn", "ValidateFn"]

@@ -125,33 +125,24 @@ def has_no_noise_budget(params: PyTree) -> bool:
 
 def grants_no_privacy(algorithm, params: PyTree) -> bool:
     """True when the concrete ``params`` hold a no-noise budget: a +inf leaf (mu = inf,
-    gamma = inf), or a claim (``algorithm.privacy_event(params)``) with an infinite part (e.g.
-    A&S at node_sd = 0 is mu = inf). Called after ``validate``: these points were checked."""
+    gamma = inf), or a claim that grants no privacy (``algorithm.privacy_event(params)`` asked
+    through the event protocol's no-noise view,
+    :func:`ldpjax.accounting.protocol.grants_no_privacy`: r = 1, A&S at node_sd = 0, ...).
+
+    Called after ``validate``: these points were checked. Traced params grant nothing and no
+    event is built for them. An event that cannot be built for concrete params raises its own
+    error (it is never read as "noise on").
+    """
     if has_no_noise_budget(params):
         return True
     event_of = getattr(algorithm, "privacy_event", None)
-    if event_of is None or not all(
-        not isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(params)
+    if event_of is None or any(
+        isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(params)
     ):
         return False
-    try:
-        event = event_of(params)
-    except Exception:  # noqa: BLE001 - an event that cannot be built grants nothing
-        return False
-    if type(event).__name__ == "NoPrivacyEvent":
-        return False  # such an algorithm draws no privacy noise at all
-    return has_no_noise_budget(event) or _has_truthful_rr(event)
+    from ldpjax.accounting.protocol import grants_no_privacy as event_grants
 
-
-def _has_truthful_rr(event) -> bool:
-    """A randomized-response part with r = 1 (no privacy) anywhere in ``event``."""
-    if type(event).__name__ == "RandomizedResponseEvent":
-        return bool(np.any(np.asarray(event.r) >= 1))
-    parts = getattr(event, "events", None)
-    if isinstance(parts, tuple):
-        return any(_has_truthful_rr(e) for e in parts)
-    inner = getattr(event, "event", None)
-    return inner is not None and _has_truthful_rr(inner)
+    return event_grants(event_of(params))
 
 
 def num_steps_of(num_steps: Any, inputs: PyTree) -> int:

@@ -15,15 +15,15 @@ _LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 _BACKEND = "/jax/core/compile/backend_compile_duration"
 _EVENTS = (_TRACE, _LOWER, _BACKEND)
 
-#: ``Algorithm.cpu_compiler_options`` for steps that XLA CPU compiles faster with its
+#: ``ExecutionHints.cpu_compiler_options`` for steps that XLA CPU compiles faster with its
 #: elemental emitters (no MLIR fusion emitters) at the same speed: the experts family and
-#: DP-SGD (measured in ``docs/pages/engine.md``, "Compile options"; Local SGD, Single and DC
-#: ran up to ~2.8x slower with them and keep XLA's defaults).
+#: DP-SGD (Local SGD, Single and DC ran slower with them and keep XLA's defaults; the
+#: measurements, with their commands, are in ``docs/pages/benchmarks.md``, "Where the time goes").
 ELEMENTAL_EMITTERS = (("xla_cpu_use_fusion_emitters", False),)
 
 
 def kernel_compiler_options(options) -> dict | None:
-    """The ``compiler_options`` of ``jax.jit`` for ``Algorithm.cpu_compiler_options`` on the
+    """The ``compiler_options`` of ``jax.jit`` for ``ExecutionHints.cpu_compiler_options`` on the
     default backend (``None`` off CPU or when there are none)."""
     if not options or jax.default_backend() != "cpu":
         return None

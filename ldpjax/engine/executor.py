@@ -86,4 +86,30 @@ def to_host(tree: PyTree) -> PyTree:
     return jax.tree_util.tree_map(fetch, tree)
 
 
-__all__ = ["Executor", "to_host"]
+def local_devices(devices: Sequence[jax.Device] | None) -> list[jax.Device]:
+    """The devices :func:`~ldpjax.engine.simulate` runs on: the given ones, by default this
+    process's own (``jax.local_devices()``).
+
+    Every device must belong to this process: where several JAX processes are joined they share
+    the seed chunks among themselves (a chunk runner's work, see :mod:`ldpjax.engine.runner`)
+    instead of sharding one program over all of them.
+
+    Example:
+      >>> local_devices(None) == jax.local_devices()
+      True
+    """
+    if devices is None:
+        return list(jax.local_devices())
+    devices = list(devices)
+    me = jax.process_index()
+    foreign = [d for d in devices if d.process_index != me]
+    if foreign:
+        raise ValueError(
+            f"devices must belong to this process (process {me}), got {foreign[0]} of process "
+            f"{foreign[0].process_index}; leave devices=None: joined processes share the seed "
+            "chunks among themselves"
+        )
+    return devices
+
+
+__all__ = ["Executor", "local_devices", "to_host"]

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ldpjax.engine.fingerprint import stable
+from ldpjax.engine.digest import stable
 from ldpjax.types import PyTree
 
 Select = Callable[[PyTree], PyTree] | str | None

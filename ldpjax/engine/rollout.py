@@ -14,13 +14,13 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ldpjax import _xla
 from ldpjax.engine import record as record_lib
 from ldpjax.engine.base import Algorithm
 from ldpjax.engine.compile import kernel_compiler_options
+from ldpjax.engine.hints import ExecutionHints, hints_or_default
 from ldpjax.engine.keys import as_typed_key, convert_key, resolve_rng, seed_keys
 from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.types import PRNGKey, PyTree
@@ -46,7 +46,7 @@ def init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0, s
 
 def advance(
     algorithm, recorder, num_steps, length, params, key, seed_index, state, acc, t0, xs,
-    stream=None,
+    stream=None, unroll=1,
 ):
     _, run_key = seed_keys(run_base_key(key, stream), seed_index)
     times = t0 + jnp.arange(length, dtype=jnp.int32)
@@ -58,16 +58,8 @@ def advance(
         return (state, recorder.update(acc, outputs, t, num_steps)), None
 
     (state, acc), _ = jax.lax.scan(body, (state, acc), (times, xs), length=length,
-                                   unroll=scan_unroll_of(algorithm))
+                                   unroll=unroll)
     return state, acc
-
-
-def scan_unroll_of(algorithm) -> int:
-    """``algorithm.scan_unroll`` (:class:`~ldpjax.engine.Algorithm`), checked: an int >= 1."""
-    unroll = algorithm.scan_unroll
-    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 1:
-        raise ValueError(f"Algorithm.scan_unroll must be an integer >= 1; got {unroll!r}")
-    return int(unroll)
 
 
 def rollout(
@@ -80,6 +72,7 @@ def rollout(
     record: record_lib.Recorder | None = None,
     seed_index: int = 0,
     rng: str | None = None,
+    hints: ExecutionHints | None = None,
 ) -> tuple[PyTree, PyTree]:
     """One run of ``num_steps`` steps as a pure function: returns ``(final_state, record)``.
 
@@ -89,19 +82,29 @@ def rollout(
     converted); releases of real data go through :func:`ldpjax.engine.release_run`. Concrete
     +inf budgets in ``params`` (mu = inf) are honoured as "no noise"; traced ones (``rollout``
     under your own ``jit``) give NaN releases. float16 / bfloat16 params raise ``ValueError``.
+    Concrete ``params`` (with concrete or no ``inputs``) go through the algorithm's
+    ``validate`` hook first, as in ``simulate`` (``ValueError`` naming the leaf, e.g. a
+    budget mu = -1); traced ones are left to the mechanisms, which fail closed.
+    ``hints`` (:class:`~ldpjax.engine.ExecutionHints`): its ``scan_unroll`` is the scan's
+    unroll (the other hints concern the batched kernels of ``simulate``).
     ``jit``/``vmap``/``grad``-able (gradients flow through the scan to the numeric ``params``).
     """
 
-    from ldpjax.engine.checks import check_precision_tree, grants_no_privacy
+    from ldpjax._validation import is_concrete
+    from ldpjax.engine.checks import check_precision_tree, grants_no_privacy, validate_algorithm
 
+    unroll = hints_or_default(hints).scan_unroll
     check_precision_tree("params", params)
+    if is_concrete((params, inputs)):  # the checks simulate makes on its concrete grid
+        validate_algorithm(algorithm, params, inputs, (), 0)
     if grants_no_privacy(algorithm, params):  # concrete +inf budgets: checked here, so honoured
         with no_privacy_permitted():
-            return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng)
-    return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng)
+            return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng,
+                            unroll)
+    return _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng, unroll)
 
 
-def _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng):
+def _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng, unroll):
     from ldpjax.engine.checks import num_steps_of  # local: checks imports this module
 
     num_steps = num_steps_of(num_steps, inputs)
@@ -112,7 +115,8 @@ def _rollout(algorithm, params, key, num_steps, inputs, record, seed_index, rng)
     inputs0 = None if inputs is None else inputs_at(inputs, 0)
     state, acc = init_run(algorithm, recorder, num_steps, params, key, seed_index, inputs0)
     state, acc = advance(
-        algorithm, recorder, num_steps, num_steps, params, key, seed_index, state, acc, 0, inputs
+        algorithm, recorder, num_steps, num_steps, params, key, seed_index, state, acc, 0, inputs,
+        unroll=unroll,
     )
     return state, recorder.finalize(acc, num_steps)
 
@@ -187,24 +191,34 @@ def run_specs(algorithm, recorder, num_steps, one_params, key, inputs0):
     return _specs_cached.get(signature, probe)
 
 
-@functools.lru_cache(maxsize=256)
 def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=True,
-            grid_points=None):
+            grid_points=None, hints=None):
     """Jitted batched init / advance / finalize for one static configuration (cached).
 
     The cache compares the recorder by value (:class:`~ldpjax.engine.record.Recorder`), the
-    algorithm by its functions, and ``mesh`` by its devices.
+    algorithm by its functions, ``mesh`` by its devices and ``hints`` (an
+    :class:`~ldpjax.engine.ExecutionHints`: the scan's unroll and the CPU compiler options)
+    by value.
 
-    ``grid_points`` (one device, no mesh; for algorithms marked ``grid_major``): the batch is
-    ``grid_points`` blocks of the same seeds (slot ``i`` is run ``(i // size, seeds[i %
-    size])``, as :meth:`~ldpjax.engine.plan.ChunkPlan.run_indices` lays it out without
-    padding), and ``advance`` vmaps over the grid points and, inside, over the seeds: the
-    params-only work of a step runs once per grid point, and with common random numbers its
+    ``grid_points`` (one device, no mesh; for runs with ``ExecutionHints(grid_major=True)``):
+    the batch is ``grid_points`` blocks of the same seeds (slot ``i`` is run
+    ``(i // size, seeds[i % size])``, as :meth:`~ldpjax.engine.plan.ChunkPlan.run_indices` lays
+    it out without padding), and ``advance`` vmaps over the grid points and, inside, over the
+    seeds: the params-only work of a step runs once per grid point, and with common random numbers its
     key and random words once per seed. ``None``: one ``vmap`` over the runs, each gathering
     its params. Both give the same runs with the same keys.
     """
     if grid_points is not None and mesh is not None:
         raise ValueError("grid_points (the grid-major layout) is for one device, without a mesh")
+    # one cache key however the call is spelled (defaults given or not)
+    return _kernels(algorithm, recorder, num_steps, length, mesh, bool(common_random_numbers),
+                    grid_points, hints_or_default(hints))
+
+
+@functools.lru_cache(maxsize=256)
+def _kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers, grid_points,
+             hints):
+    unroll = hints.scan_unroll
     out_sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec(AXIS))
 
     def stream(p):
@@ -222,7 +236,7 @@ def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=
         def one(p, s, state, acc):
             return advance(
                 algorithm, recorder, num_steps, length, take(params_flat, p), key, s, state, acc,
-                t0, xs, stream(p),
+                t0, xs, stream(p), unroll,
             )
 
         return jax.vmap(one)(param_idx, seed_idx, state, acc)
@@ -239,7 +253,7 @@ def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=
             def one(s, state, acc):
                 return advance(
                     algorithm, recorder, num_steps, length, params, key, s, state, acc, t0, xs,
-                    stream(p),
+                    stream(p), unroll,
                 )
 
             return jax.vmap(one)(seeds, state, acc)
@@ -253,14 +267,18 @@ def kernels(algorithm, recorder, num_steps, length, mesh, common_random_numbers=
     def finalize(acc):
         return jax.vmap(lambda a: recorder.finalize(a, num_steps))(acc)
 
-    # the algorithm's CPU options and, with jaxlib 0.10.2, its miscompilation's guard (ldpjax._xla)
-    options = tuple(algorithm.cpu_compiler_options) + _xla.kernel_options()
+    # the run's CPU options and, with jaxlib 0.10.2, its miscompilation's guard (ldpjax._xla)
+    options = hints.cpu_compiler_options + _xla.kernel_options()
     jit = functools.partial(jax.jit, out_shardings=out_sharding,
                             compiler_options=kernel_compiler_options(options))
     # Donating the carried state saves memory on accelerators; CPU cannot use donated buffers.
     donate = () if jax.default_backend() == "cpu" else (4, 5)
     stepper = adv if grid_points is None else adv_grid
     return jit(init), jit(stepper, donate_argnums=donate), jit(finalize)
+
+
+kernels.cache_info = _kernels.cache_info
+kernels.cache_clear = _kernels.cache_clear
 
 
 def make_mesh(devices) -> Mesh | None:

@@ -10,8 +10,10 @@ pieces of the engine:
 * :mod:`~ldpjax.engine.plan` -- seed/time chunks, padding to the devices, memory and horizon
   limits;
 * :mod:`~ldpjax.engine.executor` -- placing a chunk on one device, a mesh, or device by device;
-* :mod:`~ldpjax.engine.fingerprint` and :mod:`~ldpjax.engine.store` -- checkpoint I/O;
-* :mod:`~ldpjax.engine.distributed` -- sharing the seed chunks between processes.
+* :mod:`~ldpjax.engine.runner` -- where the seed chunks come from and go to (a runner the
+  caller passes; by default all computed here, nothing kept);
+* :mod:`~ldpjax.engine.digest` -- the process-independent description of what the records
+  depend on, handed to the runner.
 
 Semantics:
 
@@ -22,11 +24,10 @@ Semantics:
   point (common random numbers), and results do not depend on chunking or device count;
 * all runs of a chunk are one flat ``vmap`` axis, sharded over the given devices with a 1-d
   ``Mesh`` + ``NamedSharding`` (generators that cannot be sharded run device by device);
-* one loop computes the seed chunks; with ``checkpoint_dir`` it loads the chunks already on
-  disk and saves each new one (process 0 only), so rerunning the same call skips them;
-* started as several processes (see :mod:`ldpjax.cluster`), the same loop is shared: each
-  process computes a share of the seed chunks on its own devices and every process returns the
-  full result.
+* a runner (``runner=``, see :mod:`~ldpjax.engine.runner`) decides which chunks are computed
+  here: the default computes all of them; a runner may load chunks saved by an earlier call
+  (resume) or share them with other JAX processes. A chunk's records depend only on ``(key,
+  seed, step)``, so every runner gives the same records, bit for bit.
 
 Results come back as NumPy arrays of shape ``grid_shape + (num_seeds,) + leaf_shape``.
 
@@ -37,7 +38,8 @@ N P times while an algorithm's event claims one run. With a seeded key
 (:func:`~ldpjax.engine.make_key`) that is what a study wants. A secure key
 (:func:`ldpjax.mechanisms.secure_key`) means real data: ``simulate`` then runs one seed at one
 grid point only (``ValueError`` otherwise; :func:`ldpjax.engine.release_run` is that run with
-its event), never converts the key (``rng`` must be None) and writes no checkpoint.
+its event), never converts the key (``rng`` must be None), runs in one process and hands
+nothing to a runner (``runner`` must be None: nothing of a release key is written to disk).
 """
 
 from __future__ import annotations
@@ -45,16 +47,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-import ldpjax
-from ldpjax.engine import distributed
 from ldpjax.engine import record as record_lib
 from ldpjax.engine.base import Algorithm
 from ldpjax.engine.checks import (
@@ -68,10 +67,10 @@ from ldpjax.engine.checks import (
     validate_algorithm,
 )
 from ldpjax.engine.compile import CompileTimer
-from ldpjax.engine.executor import Executor
-from ldpjax.engine.fingerprint import fingerprint as fingerprint_of
-from ldpjax.engine.fingerprint import stable, tree_digest
+from ldpjax.engine.digest import stable, tree_digest
+from ldpjax.engine.executor import Executor, local_devices
 from ldpjax.engine.grid import grid_shape_of
+from ldpjax.engine.hints import ExecutionHints, hints_or_default
 from ldpjax.engine.keys import as_typed_key, convert_key, key_impl_name, resolve_rng
 from ldpjax.engine.plan import ChunkPlan, default_memory_limit, plan_chunks, tree_bytes
 from ldpjax.engine.rollout import (
@@ -80,9 +79,16 @@ from ldpjax.engine.rollout import (
     rollout,
     run_params_spec,
     run_specs,
-    scan_unroll_of,
 )
-from ldpjax.engine.store import ChunkStore
+from ldpjax.engine.runner import (
+    ChunkOutcome,
+    ChunkRunner,
+    ChunkWork,
+    Leaves,
+    ProgressFn,
+    check_outcome,
+    in_process,
+)
 from ldpjax.mechanisms._domain import no_privacy_permitted
 from ldpjax.mechanisms.secure import is_secure_key
 from ldpjax.types import PRNGKey, PyTree
@@ -90,10 +96,6 @@ from ldpjax.types import PRNGKey, PyTree
 # Backwards-compatible names (tests and benchmarks inspect the kernel cache).
 _kernels = kernels
 _Executor = Executor
-
-#: ``progress(n)``: ``n`` more (seed, step) pairs are done, of ``num_seeds * num_steps``.
-ProgressFn = Callable[[float], Any]
-Leaves = list[np.ndarray]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,13 +112,15 @@ class SimulationInfo:
         program over a mesh, ``"per_device"`` = one program per device, for generators that
         cannot be sharded).
       rng: the key implementation the runs used (see :mod:`ldpjax.engine.keys`).
-      chunks_computed, chunks_loaded: seed chunks computed now / loaded from checkpoints.
+      chunks_computed, chunks_loaded: seed chunks computed now / obtained by the runner
+        otherwise (loaded from a checkpoint).
       wall_seconds, compile_seconds, run_seconds: time of the call; ``compile_seconds`` is what
         JAX spent tracing, lowering and compiling (0 when every kernel was cached).
       compilations: number of XLA compilations during the call (see :func:`simulate`).
       chunk_bytes, result_bytes: the plan's memory estimates (devices per chunk; host result).
-      fingerprint: checkpoint fingerprint ("" without ``checkpoint_dir``).
-      num_processes: processes that shared the sweep (chunk counts are over all of them).
+      fingerprint: the runner's fingerprint of the sweep ("" with the default runner).
+      num_processes: JAX processes of the program (``jax.process_count()``; a runner that
+        shares the sweep counts chunks over all of them).
     """
 
     grid_shape: tuple[int, ...]
@@ -186,6 +190,7 @@ class Sweep:
     """
 
     algorithm: Algorithm
+    hints: ExecutionHints
     recorder: record_lib.Recorder
     params: PyTree
     key: PRNGKey
@@ -209,9 +214,11 @@ class Sweep:
         return math.prod(self.grid_shape)
 
     def description(self) -> dict[str, Any]:
-        """What the records depend on (checkpoint fingerprint, agreement between processes)."""
+        """What the records depend on (handed to the runner: to fingerprint saved chunks, to
+        compare processes)."""
         return dict(
-            algorithm=stable(self.algorithm), recorder=self.recorder.spec,
+            algorithm=stable(self.algorithm), hints=stable(self.hints),
+            recorder=self.recorder.spec,
             num_steps=self.num_steps, grid_shape=list(self.grid_shape),
             seed_offset=self.seed_offset, keep_state=self.keep_state,
             params=tree_digest(self.params), inputs=tree_digest(self.inputs),
@@ -241,12 +248,6 @@ class ChunkJob:
     inputs0: PyTree  # inputs of step 0 (None without inputs)
 
 
-#: ``runner(chunks, *, leaf_specs, num_points, seed_chunk, load, compute, save, done)`` ->
-#: ``(pieces, computed, loaded)``: :func:`run_chunks` here, ``distributed.run_shared`` over
-#: several processes.
-ChunkRunner = Callable[..., tuple[list[Leaves], int, int]]
-
-
 # --------------------------------------------------------------------------- public driver
 def simulate(
     algorithm: Algorithm,
@@ -263,12 +264,13 @@ def simulate(
     time_chunk: int | None = None,
     memory_limit: int | None = None,
     devices: Sequence[jax.Device] | None = None,
-    checkpoint_dir: str | os.PathLike | None = None,
+    runner: ChunkRunner | None = None,
     keep_state: bool = True,
     progress: ProgressFn | None = None,
     tag: str = "",
     common_random_numbers: bool = True,
     rng: str | None = None,
+    hints: ExecutionHints | None = None,
 ) -> SimulationResult:
     """Run ``algorithm`` for ``num_steps`` steps, for every seed and grid point.
 
@@ -286,25 +288,22 @@ def simulate(
         run is traced inside :func:`ldpjax.mechanisms.no_privacy_permitted`); nothing else
         turns noise off.
       key: PRNG key (typed, any implementation; :func:`~ldpjax.engine.make_key`; module doc).
-      num_steps: horizon T (defaults to the length of ``inputs``).
-      num_seeds: independent runs per grid point.
+      num_steps, num_seeds: horizon T (default: the length of ``inputs``); runs per point.
       inputs: optional pytree with leading time axis, shared by all runs; step t reads slice t.
       record: a :mod:`~ldpjax.engine.record` recorder (default: outputs of the last step);
         write it by value (``record.total("gain")``) so it is recognised across calls.
-      grid_ndim: number of leading grid axes on the params leaves.
       seed_offset: first seed index (run s uses ``fold_in(key, seed_offset + s)``);
         ``seed_offset + num_seeds <= 2**32``.
-      seed_chunk: seeds per chunk; default: as many as fit ``memory_limit`` (over several
-        processes at most ``ceil(num_seeds / processes)``, so every process gets work).
+      seed_chunk: seeds per chunk; default: as many as fit ``memory_limit``.
       time_chunk: steps per compiled scan call (progress and bounded compile size); default T.
       memory_limit: bytes a chunk may use (default :func:`~ldpjax.engine.plan.default_memory_limit`).
-      devices: devices to shard the runs over (default: this process's devices,
-        ``jax.local_devices()``, i.e. all of them in a single-process program).
-      checkpoint_dir: if given, finished seed chunks are saved there and reused on rerun.
-      keep_state: return (and save) the final states; False keeps only the records.
-      progress: a callback ``progress(n)``: ``n`` more (seed, step) pairs of
-        ``num_seeds * num_steps`` are done (an object's ``update`` method is taken); None: silent.
-      tag: free text folded into the checkpoint fingerprint (bump it after changing code).
+      devices: devices to shard the runs over (default: this process's, ``jax.local_devices()``).
+      runner: where the seed chunks come from and go to (:mod:`~ldpjax.engine.runner`: e.g.
+        resume from saved chunks); None: every chunk computed here, nothing kept.
+      keep_state: return (and hand the runner) the final states (False: only the records).
+      progress: a callback ``progress(n)``: ``n`` more of the ``num_seeds * num_steps`` (seed,
+        step) pairs are done (an object's ``update`` method is taken); None: silent.
+      tag: free text in the description a runner fingerprints (bump it after changing code).
       common_random_numbers: if True (default) every grid point uses the same keys for the same
         seed (paired comparisons across privacy levels); if False, grid point g (flat index)
         uses ``fold_in(key, g)`` first, so grid points are independent (e.g. different
@@ -313,33 +312,35 @@ def simulate(
         default (philox4x32 where JAX offers it, else threefry2x32); ``"fast"`` the fastest
         measured one on this backend; or an implementation name (see
         :mod:`ldpjax.engine.keys`). The key is then converted deterministically, as in ``rollout``.
+      hints: an :class:`~ldpjax.engine.ExecutionHints` (layout, unroll, CPU options; None:
+        defaults), e.g. a family's ``ldpjax.experts.EXPERTS_HINTS``: last bits, never the law.
 
     Returns:
       A :class:`SimulationResult` of NumPy arrays and a :class:`SimulationInfo`.
 
-    Compilations: ``info.compilations`` counts every XLA compilation of the call. The engine
-    compiles three kernels per (algorithm, recorder, shapes, devices) -- ``init``, ``advance``
-    (one per time-chunk length) and ``finalize`` -- and a first call also compiles, once per
-    shape, the eager operations around them: a slice and a squeeze taking grid point 0 to infer
-    a run's shapes, the step counter ``jnp.int32(t0)``, any ``jnp`` work in ``validate`` or
-    ``privacy_event``, a key conversion. So the demo counter's first call on one CPU reports 6
-    (3 kernels + 3 eager operations), and the same call again 0 (the kernels are cached).
+    Compilations: ``info.compilations`` counts every XLA compilation of the call: three
+    kernels per (algorithm, hints, recorder, shapes, devices) -- ``init``, ``advance`` (one per
+    time-chunk length), ``finalize`` -- and, on a first call, the eager operations around them
+    (shape inference, the step counter, ``jnp`` work in ``validate`` or ``privacy_event``, a
+    key conversion): the demo counter's first call on one CPU reports 6, the same call again 0.
 
     Raises:
-      TypeError / ValueError: naming the argument (and leaf path / grid index) for bad inputs,
-        for a secure key with several seeds or points, ``rng`` or ``checkpoint_dir``, and for
-        sweeps that cannot fit in memory or would run for days (:mod:`ldpjax.engine.plan`).
+      TypeError / ValueError: naming the argument (and leaf path / grid index): bad inputs, a
+        secure key with several seeds, points or processes, ``rng`` or a ``runner``, a runner's
+        outcome of another sweep, a sweep too big or too long (:mod:`ldpjax.engine.plan`).
     """
     check_precision_tree("params", params)
     on_progress = progress_callback(progress)
-    with _no_noise_permit(algorithm, params), CompileTimer() as timer:
+    with CompileTimer() as timer:
         sweep = prepare(
             algorithm, params, key, num_steps, num_seeds=num_seeds, inputs=inputs, record=record,
             grid_ndim=grid_ndim, seed_offset=seed_offset, seed_chunk=seed_chunk,
             time_chunk=time_chunk, memory_limit=memory_limit, devices=devices,
             keep_state=keep_state, tag=tag, common_random_numbers=common_random_numbers, rng=rng,
+            hints=hints,
         )
-        rec, state, info = run_sweep(sweep, checkpoint_dir, on_progress)
+        with _no_noise_permit(algorithm, params):  # after the checks, on the params as given
+            rec, state, info = run_sweep(sweep, runner, on_progress)
     info = dataclasses.replace(
         info,
         wall_seconds=timer.wall_seconds,
@@ -351,9 +352,9 @@ def simulate(
 
 
 def _no_noise_permit(algorithm: Algorithm, params: PyTree):
-    """A concrete no-noise budget in the grid (mu = inf, gamma = inf, or a claim with mu = inf)
-    means "no noise" at that point: checked here, on the concrete params, it is the only road
-    to a noiseless release."""
+    """A concrete no-noise budget in the grid (mu = inf, gamma = inf, or a claim that grants no
+    privacy, such as r = 1) means "no noise" at that point: checked here, on the concrete
+    params, it is the only road to a noiseless release."""
     if grants_no_privacy(algorithm, params):
         return no_privacy_permitted()
     return contextlib.nullcontext()
@@ -379,11 +380,11 @@ def progress_callback(progress: Any) -> ProgressFn | None:
 # --------------------------------------------------------------------------- checks
 def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, grid_ndim,
             seed_offset, seed_chunk, time_chunk, memory_limit, devices, keep_state, tag,
-            common_random_numbers, rng) -> Sweep:
+            common_random_numbers, rng, hints=None) -> Sweep:
     """Check every argument of :func:`simulate`; return the concrete, converted :class:`Sweep`."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError("algorithm must be an ldpjax.engine.Algorithm(init, step)")
-    scan_unroll_of(algorithm)
+    hints = hints_or_default(hints)
     if record is not None and not isinstance(record, record_lib.Recorder):
         raise TypeError(f"record must be an ldpjax.engine.record Recorder, got {type(record).__name__}")
     check_numeric_tree("inputs", inputs)
@@ -398,7 +399,7 @@ def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, gri
     key = as_typed_key(key)
     if key.shape != ():
         raise ValueError(f"key must be a single PRNG key, got a batch of shape {key.shape}")
-    devices = distributed.local_devices(devices)  # this process's devices (jax.devices() in one)
+    devices = local_devices(devices)  # this process's devices (jax.devices() in one)
     if not devices:
         raise ValueError("devices must name at least one device")
     impl = resolve_rng(rng, key, devices[0].platform)  # a secure key: rng None only
@@ -412,7 +413,8 @@ def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, gri
     inputs = jax.tree_util.tree_map(lambda x: jnp.asarray(x)[:num_steps], inputs)
     validate_algorithm(algorithm, params, inputs, grid_shape, grid_ndim)
     return Sweep(
-        algorithm=algorithm, recorder=record if record is not None else record_lib.last(),
+        algorithm=algorithm, hints=hints,
+        recorder=record if record is not None else record_lib.last(),
         params=params, key=key, inputs=inputs, num_steps=num_steps, num_seeds=num_seeds,
         seed_offset=seed_offset, grid_ndim=grid_ndim, grid_shape=tuple(grid_shape),
         devices=tuple(devices), impl=impl, keep_state=bool(keep_state),
@@ -421,12 +423,24 @@ def prepare(algorithm, params, key, num_steps, *, num_seeds, inputs, record, gri
     )
 
 
-def _check_no_checkpoint(key: PRNGKey, checkpoint_dir) -> None:
-    if checkpoint_dir is not None and is_secure_key(as_typed_key(key)):
+def _check_runner(key: PRNGKey, runner) -> None:
+    """A secure key runs here, in one process, with the default runner (fails closed)."""
+    if runner is not None and not callable(runner):
+        raise TypeError(f"runner must be a callable runner(work) or None, got "
+                        f"{type(runner).__name__}")
+    if not is_secure_key(key):
+        return
+    if runner is not None:
         raise ValueError(
-            "checkpoint_dir must be None with a secure key (ldpjax.mechanisms.secure_key()): a "
-            "release key is never written to disk (a checkpoint's manifest records a digest of "
-            "the key) and a one-run release has nothing to resume"
+            "runner must be None with a secure key (ldpjax.mechanisms.secure_key()): a release "
+            "key is never handed to a runner, which may write the sweep's description (a "
+            "digest of the key) or its records to disk, and a one-run release has nothing to "
+            "resume"
+        )
+    if jax.process_count() > 1:
+        raise ValueError(
+            "a secure key runs in one process (each process draws its own and none is shared); "
+            f"this program has {jax.process_count()} processes"
         )
 
 
@@ -448,40 +462,38 @@ def _check_one_release(num_seeds: int, grid_shape: tuple[int, ...]) -> None:
 
 
 # --------------------------------------------------------------------------- the chunk loop
-def run_sweep(sweep: Sweep, checkpoint_dir, progress: ProgressFn | None):
-    """Plan the chunks and run them with one loop; ``(record, state, info)`` (times left 0)."""
-    _check_no_checkpoint(sweep.key, checkpoint_dir)
+def run_sweep(sweep: Sweep, runner: ChunkRunner | None, progress: ProgressFn | None):
+    """Plan the chunks and hand them to ``runner``; ``(record, state, info)`` (times left 0)."""
+    _check_runner(sweep.key, runner)
     params_flat = jax.tree_util.tree_map(
         lambda x: x.reshape((sweep.num_points,) + x.shape[sweep.grid_ndim:]), sweep.params
     )
     inputs0 = None if sweep.inputs is None else inputs_at(sweep.inputs, 0)
     specs = RunSpecs(*run_specs(sweep.algorithm, sweep.recorder, sweep.num_steps,
                                 run_params_spec(params_flat), sweep.key, inputs0))
-    plan = _agreed_plan(sweep, specs)
-    store, fp = None, ""
-    if checkpoint_dir is not None:
-        store, fp = _checkpoint_store(checkpoint_dir, sweep.description())
     executor = Executor(sweep.devices, sweep.impl)
-    job = ChunkJob(sweep, plan, executor, executor.replicate(params_flat),
-                   executor.replicate(sweep.key), inputs0)
-
+    params_dev, key_dev = executor.replicate(params_flat), executor.replicate(sweep.key)
     leaves_spec, treedef = jax.tree_util.tree_flatten(
         (specs.record, specs.state if sweep.keep_state else None))
-    multiprocess = distributed.is_multiprocess()
-    runner: ChunkRunner = distributed.run_shared if multiprocess else run_chunks
-    # Over several processes a chunk's progress is told when its round is gathered (``done``);
-    # in one process as its time chunks finish.
-    steps = None if multiprocess else progress
-    pieces, computed, loaded = runner(
-        plan.seed_chunks(), leaf_specs=leaves_spec, num_points=sweep.num_points,
-        seed_chunk=plan.seed_chunk,
-        load=None if store is None else (lambda a, b: _load(store, leaves_spec, sweep, a, b)),
-        compute=lambda first, stop: run_chunk(job, first, stop, steps),
-        save=None if store is None else store.save,
-        done=None if progress is None else (lambda seeds: progress(seeds * sweep.num_steps)),
-    )
+    description, call = sweep.description(), object()
+
+    def work_for(seed_chunk: int | None) -> ChunkWork:
+        plan = _make_plan(sweep, specs, seed_chunk)
+        job = ChunkJob(sweep, plan, executor, params_dev, key_dev, inputs0)
+        return ChunkWork(
+            description=description, num_seeds=sweep.num_seeds, num_steps=sweep.num_steps,
+            num_points=sweep.num_points, seed_chunk=plan.seed_chunk,
+            seed_chunk_chosen=sweep.seed_chunk is not None, chunks=tuple(plan.seed_chunks()),
+            leaf_specs=tuple(leaves_spec), progress=progress,
+            _compute=lambda first, stop, told: run_chunk(job, first, stop, told),
+            _replan=work_for, _call=call,
+        )
+
+    work = work_for(sweep.seed_chunk)
+    outcome: ChunkOutcome = check_outcome(work, (runner or in_process)(work))
+    plan = _make_plan(sweep, specs, outcome.work.seed_chunk)
     merged = [
-        np.concatenate([piece[i] for piece in pieces], axis=1).reshape(
+        np.concatenate([piece[i] for piece in outcome.pieces], axis=1).reshape(
             sweep.grid_shape + (sweep.num_seeds,) + tuple(spec.shape)
         )
         for i, spec in enumerate(leaves_spec)
@@ -491,38 +503,12 @@ def run_sweep(sweep: Sweep, checkpoint_dir, progress: ProgressFn | None):
         grid_shape=sweep.grid_shape, num_seeds=sweep.num_seeds, num_steps=sweep.num_steps,
         seed_offset=sweep.seed_offset, seed_chunk=plan.seed_chunk, time_chunk=plan.time_chunk,
         batch=plan.batch, num_devices=len(sweep.devices), execution=executor.mode,
-        rng=sweep.impl, chunks_computed=computed, chunks_loaded=loaded,
+        rng=sweep.impl, chunks_computed=int(outcome.computed), chunks_loaded=int(outcome.loaded),
         wall_seconds=0.0, compile_seconds=0.0, run_seconds=0.0, compilations=0,
-        chunk_bytes=plan.chunk_bytes, result_bytes=plan.result_bytes, fingerprint=fp,
-        num_processes=jax.process_count(),
+        chunk_bytes=plan.chunk_bytes, result_bytes=plan.result_bytes,
+        fingerprint=str(outcome.fingerprint), num_processes=jax.process_count(),
     )
     return rec_out, state_out, info
-
-
-def run_chunks(chunks, *, leaf_specs, num_points, seed_chunk, load, compute, save, done):
-    """The chunk loop of one process (same contract as ``distributed.run_shared``).
-
-    ``load(first, stop)`` -> leaves or None (None: no store); ``compute(first, stop)`` ->
-    leaves (it tells its own progress); ``save(first, stop, leaves)``; ``done(seeds)`` is told
-    of the seeds of every chunk loaded instead of computed.
-    Returns ``(pieces, computed, loaded)``.
-    """
-    del leaf_specs, num_points, seed_chunk  # the byte layout matters between processes only
-    pieces: list[Leaves] = []
-    computed = loaded = 0
-    for first, stop in chunks:
-        leaves = load(first, stop) if load is not None else None
-        if leaves is None:
-            leaves = compute(first, stop)
-            if save is not None:
-                save(first, stop, leaves)
-            computed += 1
-        else:
-            loaded += 1
-            if done is not None:
-                done(stop - first)
-        pieces.append(leaves)
-    return pieces, computed, loaded
 
 
 def _make_plan(sweep: Sweep, specs: RunSpecs, seed_chunk: int | None) -> ChunkPlan:
@@ -538,41 +524,6 @@ def _make_plan(sweep: Sweep, specs: RunSpecs, seed_chunk: int | None) -> ChunkPl
     )
 
 
-def _agreed_plan(sweep: Sweep, specs: RunSpecs) -> ChunkPlan:
-    """The chunk plan; over several processes, the same sweep and one seed chunk for all."""
-    plan = _make_plan(sweep, specs, sweep.seed_chunk)
-    if not distributed.is_multiprocess():
-        return plan
-    agreed = distributed.agree(
-        distributed.sweep_digest(sorted(sweep.description().items()), sweep.num_seeds),
-        plan.seed_chunk, split_seeds=sweep.num_seeds if sweep.seed_chunk is None else None,
-    )
-    return plan if agreed == plan.seed_chunk else _make_plan(sweep, specs, agreed)
-
-
-def _checkpoint_store(checkpoint_dir, parts: dict[str, Any]) -> tuple[ChunkStore | None, str]:
-    description = {
-        **parts,
-        "x64": bool(jax.config.jax_enable_x64),
-        "jax": jax.__version__,
-        "ldpjax": ldpjax.__version__,
-    }
-    fp = fingerprint_of(description)
-    if not distributed.is_main_process():  # multi-process: only process 0 touches the folder
-        return None, fp
-    return ChunkStore(checkpoint_dir, fp, description), fp
-
-
-def _load(store: ChunkStore, leaves_spec, sweep: Sweep, first: int, stop: int) -> Leaves | None:
-    """A saved chunk, or None when missing or of other shapes than this sweep's."""
-    loaded = store.load(first, stop, len(leaves_spec))
-    expected = [((sweep.num_points, stop - first) + tuple(s.shape), str(s.dtype))
-                for s in leaves_spec]
-    if loaded is not None and [(tuple(x.shape), str(x.dtype)) for x in loaded] != expected:
-        return None
-    return loaded
-
-
 def run_chunk(job: ChunkJob, first: int, stop: int, progress: ProgressFn | None = None) -> Leaves:
     """Compute seeds ``[first, stop)`` at every grid point; host leaves ``(points, size, ...)``."""
     sweep, plan, executor = job.sweep, job.plan, job.executor
@@ -581,12 +532,14 @@ def run_chunk(job: ChunkJob, first: int, stop: int, progress: ProgressFn | None 
     param_host, seed_host = plan.run_indices(first, stop, sweep.seed_offset)
     param_idx, seed_idx = executor.place(param_host), executor.place(seed_host)
     crn = sweep.common_random_numbers
-    # an algorithm marked grid_major, one device, no padding (run_indices is then grid-major
-    # blocks of the same seeds): the grid-major advance
-    grid_major = sweep.algorithm.grid_major and executor.mode == "single" and plan.batch == runs
+    # hints grid_major, one device, no padding (run_indices is then grid-major blocks of the
+    # same seeds): the grid-major advance
+    hints = sweep.hints
+    grid_major = hints.grid_major and executor.mode == "single" and plan.batch == runs
     grid_points = plan.num_points if grid_major else None
     init_fn, _, finalize_fn = kernels(
-        sweep.algorithm, sweep.recorder, plan.num_steps, plan.time_chunk, executor.mesh, crn
+        sweep.algorithm, sweep.recorder, plan.num_steps, plan.time_chunk, executor.mesh, crn,
+        None, hints,
     )
     state, acc = executor.unzip(executor.call(
         init_fn, job.params_dev, job.key_dev, param_idx, seed_idx, executor.replicate(job.inputs0)
@@ -594,7 +547,7 @@ def run_chunk(job: ChunkJob, first: int, stop: int, progress: ProgressFn | None 
     for t0, length in plan.time_chunks():
         _, advance_fn, _ = kernels(
             sweep.algorithm, sweep.recorder, plan.num_steps, length, executor.mesh, crn,
-            grid_points,
+            grid_points, hints,
         )
         xs = jax.tree_util.tree_map(lambda x, a=t0, b=t0 + length: x[a:b], sweep.inputs)
         state, acc = executor.unzip(executor.call(

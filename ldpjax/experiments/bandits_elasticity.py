@@ -21,7 +21,7 @@ import numpy as np
 from ldpjax import bandits
 from ldpjax.experiments import bandits_simulation as sim
 from ldpjax.experiments.base import Experiment, ExperimentResult, Option, RunContext, ints
-from ldpjax.experiments.verdicts import judge, judge_condition, summary_lines
+from ldpjax.experiments.verdicts import judge, judge_condition, summary_lines, with_data
 from ldpjax.plotting import MIN_FONT, PALETTE, caption, figure, fit_ylim
 
 
@@ -59,7 +59,7 @@ def run(ctx: RunContext) -> ExperimentResult:
                              "bound_constant": float(bound_c[i, j, m]),
                              "bound_dynamic": float(bound_d[i, j, m])})
     fig = _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, star_d)
-    verdicts = _verdicts(rows, stars, gammas)
+    verdicts = with_data(_verdicts(rows, stars, gammas), "none")
     summary = (
         f"Privacy elasticities d log R / d log gamma of the regret bounds (eqs. 15, 18) by "
         f"jax.grad for K in {list(arm_counts)}, T in {[f'{h:g}' for h in horizons]}, "
@@ -67,8 +67,7 @@ def run(ctx: RunContext) -> ExperimentResult:
     )
     return ExperimentResult(tables={"elasticity": rows, "optimal_budgets": stars},
                             figures={"elasticity": fig}, summary=summary,
-                            data="none (regret bounds only)",
-                            extra={"verdicts": [v.as_dict() for v in verdicts]})
+                            data="none (regret bounds only)", verdicts=verdicts)
 
 
 # The paper's quoted gamma*_const values (spec bandits.md; reported to 2 decimals).
@@ -84,12 +83,16 @@ def _verdicts(rows, stars, gammas):
             out.append(judge(
                 name, f"gamma*_const for K={s['K']}, T={s['T']:g} (elasticity 0)",
                 s["gamma_star_constant"], paper, 0.005,
+                measure="the budget gamma (per-visitor xi-DP) where the constant strategy's "
+                "bound elasticity is 0",
                 tolerance_note="the paper's rounding to 2 decimals"))
     worst = max(abs(s["gamma_star_constant"] - s["gamma_star_constant_closed_form"])
                 for s in stars)
     out.append(judge(
         name, "gamma*_const by autodiff + root finding = closed form log(1-K+(K^2 T/(8 log T))^(1/3))",
-        worst, 0.0, 1e-4, tolerance_note="largest |difference| over (K, T); float32 root finding"))
+        worst, 0.0, 1e-4, kind="self-check", reference="closed form",
+        measure="largest |gamma* by autodiff + root finding - closed form| over (K, T)",
+        tolerance_note="float32 root finding"))
     # Signs: constant < 0 below gamma*_const and > 0 above (away from one grid step of the root).
     step = float(np.log(gammas[1] / gammas[0]))
     wrong_sign = 0
@@ -102,8 +105,9 @@ def _verdicts(rows, stars, gammas):
     out.append(judge_condition(
         name, "constant-strategy elasticity < 0 below gamma*_const and > 0 above",
         wrong_sign == 0, ours=wrong_sign, paper=0, tolerance=0,
-        tolerance_note="grid points with the wrong sign (points within one grid step of "
-        "gamma*_const skipped)"))
+        measure="number of (K, T, gamma) grid points whose constant-strategy elasticity has the "
+        "wrong sign (points within one grid step of gamma*_const skipped)",
+        tolerance_note="exact: none allowed"))
     positive = max(r["elasticity_dynamic"] for r in rows)
     beyond = [abs(r["elasticity_dynamic"]) for r in rows
               if r["gamma"] > 1.0001 * next(s["gamma_star_dynamic"] for s in stars
@@ -112,19 +116,22 @@ def _verdicts(rows, stars, gammas):
         name, "dynamic-strategy elasticity <= 0 everywhere and = 0 once t_gamma >= T",
         positive <= 1e-6 and (max(beyond) if beyond else 0.0) <= 1e-6,
         ours=max(positive, max(beyond) if beyond else 0.0), paper=0.0, tolerance=1e-6,
+        measure="largest dynamic-strategy elasticity (d log R / d log gamma) that should be "
+        "<= 0, and largest |elasticity| where it should be 0",
         tolerance_note="float32 autodiff"))
     return out
 
 
 def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, star_d):
     fig, axes = figure(len(arm_counts), 2, width=4.6, height=3.3)
+    markers = {}  # the first gamma* markers drawn: their legend entries
     for j, karms in enumerate(arm_counts):
         ax, bx = axes[0, j], axes[1, j]
         values = [const[:, j], [0.0]]
         for m, horizon in enumerate(horizons):
             color = PALETTE[m % len(PALETTE)]
             t = sim.horizon_text(horizon)
-            ax.plot(gammas, const[:, j, m], "-", color=color, label=f"constant, T={t}")
+            ax.plot(gammas, const[:, j, m], "-", color=color, label=f"constant (eq. 15), T={t}")
             # The dynamic bound has a kink at gamma*_dyn (t_gamma reaches T): its elasticity
             # jumps from a negative left limit to 0 there. Draw the two pieces apart (no
             # vertical connector) and end the left piece at its limit.
@@ -133,7 +140,7 @@ def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, 
             lim = float(bandits.elasticity_dynamic(gd * (1 - 1e-5), karms, horizon))
             xs = np.append(gammas[left], gd) if gammas[0] < gd <= gammas[-1] else gammas[left]
             ys = np.append(dyn[left, j, m], lim) if xs.size > left.sum() else dyn[left, j, m]
-            ax.plot(xs, ys, "--", color=color, label=f"dynamic, T={t}")
+            ax.plot(xs, ys, "--", color=color, label=f"capped dynamic (eq. 18), T={t}")
             ax.plot(gammas[~left], dyn[~left, j, m], "--", color=color)
             values.append(ys)
             if xs.size > left.sum():
@@ -143,11 +150,17 @@ def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, 
             # gamma* on the bound curves (each at its own height, not piled on zero)
             gc = float(star_c[j, m])
             if gammas[0] <= gc <= gammas[-1]:
-                bx.plot([gc], [float(bandits.regret_bound_constant(gc, karms, horizon)) / horizon],
-                        "o", color=color, markerfacecolor="white", markersize=6)
+                (mark,) = bx.plot(
+                    [gc], [float(bandits.regret_bound_constant(gc, karms, horizon)) / horizon],
+                    "o", color=color, markerfacecolor="white", markersize=6,
+                    label="gamma*_const (the bound's minimum)")
+                markers.setdefault("const", mark)
             if gammas[0] <= gd <= gammas[-1]:
-                bx.plot([gd], [float(bandits.regret_bound_dynamic(gd, karms, horizon)) / horizon],
-                        "v", color=color, markersize=6)
+                (mark,) = bx.plot(
+                    [gd], [float(bandits.regret_bound_dynamic(gd, karms, horizon)) / horizon],
+                    "v", color=color, markersize=6,
+                    label="gamma*_dyn (t_gamma = T: the kink)")
+                markers.setdefault("dyn", mark)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xscale("log")
         fit_ylim(ax, values)
@@ -156,27 +169,32 @@ def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, 
         ax.set_title(f"privacy elasticities, K = {karms}")
         bx.set_xscale("log")
         bx.set_yscale("log")
-        fit_ylim(bx, [bound_c[:, j] / np.asarray(horizons), bound_d[:, j] / np.asarray(horizons)],
-                 log=True)
+        fit_ylim(bx, [bound_c[:, j] / np.asarray(horizons), bound_d[:, j] / np.asarray(horizons),
+                      [1.0]], log=True)
+        # regret / T <= 1 always (one click per visitor at most): above 1 a bound says nothing
+        top = bx.get_ylim()[1]
+        bx.axhspan(1.0, top, color="0.6", alpha=0.25, lw=0,
+                   label="bound / T > 1: vacuous")
+        bx.axhline(1.0, color="0.4", lw=0.8, ls=(0, (1, 1)))
+        bx.set_ylim(top=top)
         bx.set_xlabel("experiment budget gamma")
         bx.set_ylabel("regret bound / T")
         bx.set_title(f"regret bounds / T, K = {karms}")
-    # the legend: colours are horizons, line styles strategies, markers the optimal budgets
-    from matplotlib.lines import Line2D
-
-    handles = [Line2D([], [], color=PALETTE[m % len(PALETTE)], lw=2,
-                      label=f"T = {sim.horizon_text(h)}") for m, h in enumerate(horizons)]
-    handles += [Line2D([], [], color="black", ls="-", label="constant strategy (eq. 15)"),
-                Line2D([], [], color="black", ls="--", label="capped dynamic strategy (eq. 18)"),
-                Line2D([], [], color="black", marker="o", ls="none", markerfacecolor="white",
-                       label="gamma*_const (elasticity 0: the bound's minimum)"),
-                Line2D([], [], color="black", marker="v", ls="none",
-                       label="gamma*_dyn (t_gamma = T: the dynamic bound's kink)")]
-    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=MIN_FONT)
+    # The legend is made of drawn artists: a line per (strategy, T) (the colour is T, the line
+    # style the strategy) and the first horizon's gamma* markers (each colour marks its own T).
+    labelled = [a for a in axes[0, 0].lines if not a.get_label().startswith("_")]
+    handles = [a for a in labelled if "constant" in a.get_label()]
+    handles += [a for a in labelled if "dynamic" in a.get_label()]
+    handles += [markers[key] for key in ("const", "dyn") if key in markers]
+    handles += [p for p in axes[1, 0].patches if not p.get_label().startswith("_")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 3),
+               fontsize=MIN_FONT)
     caption(fig, data="no data; closed-form regret bounds (eqs. 15, 18, appendix constants)",
             unit="one visitor's segment, revealed through the shown arm (experiment budget "
             "gamma = max_t xi_t)",
-            note="Elasticities by jax.grad. The dynamic bound has a kink at gamma*_dyn, where "
+            note="Elasticities by jax.grad. Shaded: bound / T > 1, where a bound is vacuous "
+            "(regret per visitor never exceeds 1). gamma* markers take the colour of their T. The "
+            "dynamic bound has a kink at gamma*_dyn, where "
             "the budget lasts to the horizon: its elasticity jumps there from the marked left "
             "limit to 0.",
             title=f"Privacy elasticities of the regret bounds ({sim.PAPER_TITLE}, Theorem 3, "

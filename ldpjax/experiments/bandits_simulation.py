@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax.bandits import (
+    GITTINS_HINTS,
     STRATEGIES,
     BlockConfig,
     BlockParams,
@@ -31,6 +32,7 @@ from ldpjax.bandits import (
     PolicyConfig,
     batched_epsilon_greedy,
     epsilon_greedy,
+    epsilon_greedy_hints,
     epsilon_greedy_params,
     gittins_params,
     gittins_policy,
@@ -206,14 +208,25 @@ def locked_in(state, ctr, num_arms) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- figures
-def gamma_axis(ax, ticks) -> None:
-    """A log x axis with ``ticks`` (the budget grid) as plain labels and no minor labels."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+def gamma_axis(ax, ticks, *, min_gap: float = 0.3) -> None:
+    """A log x axis with ``ticks`` (the budget grid) as plain labels: a tick closer than
+    ``min_gap`` decades to a labelled one keeps its tick mark without a label (the first and
+    the last tick are always labelled), so that the labels never run into each other."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+    ticks = sorted({float(g) for g in ticks if g > 0})
+    labelled = []
+    for g in ticks:
+        if not labelled or math.log10(g / labelled[-1]) >= min_gap:
+            labelled.append(g)
+    if ticks and labelled[-1] != ticks[-1]:  # the last tick wins over its close neighbour
+        if len(labelled) > 1 and math.log10(ticks[-1] / labelled[-1]) < min_gap:
+            labelled.pop()
+        labelled.append(ticks[-1])
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator([float(g) for g in ticks]))
+    ax.xaxis.set_major_locator(FixedLocator(labelled))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
-    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_locator(FixedLocator([g for g in ticks if g not in labelled]))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
@@ -223,10 +236,13 @@ def stack_params(params: Sequence[Any]):
 
 
 def resolve_data_dir(option: str = "") -> Path | None:
-    """The shared data folder: the option if given, else ``../shared/data`` relative to the
-    working directory or to the repository; None if none exists (use a stand-in)."""
-    candidates = [Path(option)] if option else [
-        Path(os.environ.get("LDPJAX_SHARED_DATA", "../shared/data")),
+    """The shared data folder: the option if given, else ``$LDPJAX_SHARED_DATA`` if set (and
+    then only it: an empty folder there runs as a clone without data does), else
+    ``../shared/data`` relative to the working directory or to the repository; None if none
+    exists (use a stand-in)."""
+    env = os.environ.get("LDPJAX_SHARED_DATA")
+    candidates = [Path(option)] if option else [Path(env)] if env else [
+        Path("../shared/data"),
         Path.cwd() / ".." / "shared" / "data",
         Path(__file__).resolve().parents[2].parent / "shared" / "data",
     ]
@@ -263,19 +279,20 @@ def run_epsilon_greedy_grid(
 ) -> GridResult:
     """Run stacked epsilon-greedy params for ``horizon`` visitors (per visitor or in blocks).
 
-    ``simulate_fn(algorithm, params, num_steps, label=..., grid_ndim=1, record=...)`` is
-    ``ctx.simulate`` in experiments or :func:`default_simulate`. ``init_steps`` and
+    ``simulate_fn(algorithm, params, num_steps, label=..., grid_ndim=1, record=..., hints=...)``
+    is ``ctx.simulate`` in experiments or :func:`default_simulate`. ``init_steps`` and
     ``init_constant`` are those of :class:`~ldpjax.bandits.PolicyConfig` (the uniform-play
     start of the dynamic schedules and, with ``init_constant``, of the constant strategy too).
     The grid's configurations share their random numbers per seed (the engine's common random
     numbers), so differences between configurations can be paired run by run.
     """
     if exact:
-        alg = epsilon_greedy(PolicyConfig(num_segments, max_arms, init_steps=init_steps,
-                                          init_constant=init_constant))
+        policy = PolicyConfig(num_segments, max_arms, init_steps=init_steps,
+                              init_constant=init_constant)
         rec = record.combine(regret=record.total(lambda o: o.regret),
                              clicks=record.total(lambda o: o.click), spend=max_spend())
-        res = simulate_fn(alg, params, horizon, label=label, grid_ndim=1, record=rec)
+        res = simulate_fn(epsilon_greedy(policy), params, horizon, label=label, grid_ndim=1,
+                          record=rec, hints=epsilon_greedy_hints(policy))
     else:
         alg = batched_epsilon_greedy(BlockConfig(num_segments, max_arms, growth=growth,
                                                  init_steps=init_steps,
@@ -321,7 +338,7 @@ def run_gittins(simulate_fn: Callable, env: Environment, horizon: int, *, discou
                          clicks=record.total(lambda o: o.click), spend=max_spend())
     params = _gittins_grid(env, config, float(discount))
     res = simulate_fn(gittins_policy(config), params, horizon, label=label, grid_ndim=1,
-                      record=rec)
+                      record=rec, hints=GITTINS_HINTS)
     locked = None
     if hasattr(res.state, "shows"):
         locked = locked_in(res.state, env.ctr[None], np.asarray(env.num_arms)[None])

@@ -190,8 +190,9 @@ class ExperimentResult:
       summary: one paragraph, printed and saved as ``summary.txt``.
       data: which data the run used (e.g. "real HHS file ..." or "synthetic stand-in ...").
       extra: anything else worth keeping in ``run.json`` (JSON-serialisable).
-      verdicts: the run's :class:`~ldpjax.experiments.verdicts.Verdict` s. Experiments that
-        still put ``[v.as_dict() ...]`` under ``extra["verdicts"]`` are read through
+      verdicts: the run's :class:`~ldpjax.experiments.verdicts.Verdict` s (each with its
+        ``data`` and ``kind``). A plugin written before this field that puts
+        ``[v.as_dict() ...]`` under ``extra["verdicts"]`` is read through
         :meth:`typed_verdicts`; the runner hands the CLI the result with this field filled.
     """
 
@@ -214,7 +215,9 @@ class RunContext:
     """Everything an experiment needs to run: its configuration, keys, output folder, devices.
 
     Use :meth:`key_for` to get an independent key per sub-study and :meth:`simulate` (the
-    engine's ``simulate`` with this run's checkpoint folder, progress bar and devices).
+    engine's ``simulate`` with this run's runner -- checkpoints in ``out_dir/chunks``, the
+    chunks shared over joined processes (:func:`ldpjax.checkpointing.checkpointed`) -- progress
+    bar and devices).
     """
 
     name: str
@@ -244,10 +247,11 @@ class RunContext:
 
     def simulate(self, algorithm, params, num_steps=None, *, label: str, **kwargs):
         """``ldpjax.engine.simulate`` with this run's key stream, checkpoints and progress."""
+        from ldpjax.checkpointing import checkpointed
         from ldpjax.engine import simulate
 
         kwargs.setdefault("num_seeds", self.num_seeds)
-        kwargs.setdefault("checkpoint_dir", self.checkpoint_dir)
+        kwargs.setdefault("runner", checkpointed(self.checkpoint_dir))
         kwargs.setdefault("devices", self.devices)
         if self.rng is not None:
             kwargs.setdefault("rng", self.rng)
@@ -257,6 +261,9 @@ class RunContext:
         steps = num_steps
         if steps is None and kwargs.get("inputs") is not None:
             steps = jax.tree_util.tree_leaves(kwargs["inputs"])[0].shape[0]
+        if self.show_progress:  # said before compiling: a cold compile takes seconds
+            print(f"[{self.name}] {label}: compiling and running {num_seeds} seeds x "
+                  f"{steps or '?'} steps", file=sys.stderr, flush=True)
         with self.progress(num_seeds * (steps or 1), label) as bar:
             kwargs.setdefault("progress", bar.update)
             result = simulate(algorithm, params, key, num_steps, **kwargs)

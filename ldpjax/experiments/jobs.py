@@ -11,9 +11,9 @@ experiment's folder and is printed when it finishes; verdicts come back as
 
 On a CPU backend each worker gets its own share of the cores (``sched_setaffinity``, Linux;
 :func:`core_groups`): XLA sizes its thread pool by the cores a process may use, and workers
-whose pools each span every core spend CPU time contending for them. Measured on 2 cores, a
-warm ``reproduce``: 91 s of user CPU time in 49.7 s unpinned, 78-79 s in 42.6-42.9 s pinned,
-with byte-identical tables (XLA's CPU results do not depend on its thread count here; the
+whose pools each span every core spend CPU time contending for them. Pinned workers use less
+CPU time and less wall time for byte-identical tables (measured: ``docs/pages/benchmarks.md``,
+"Where the time goes"; XLA's CPU results do not depend on its thread count here, and the
 tests compare a worker's tables with the one-at-a-time run's). This process is never pinned.
 
 A worker that dies (out of memory, a crash in native code) fails the experiments it had not
@@ -27,11 +27,12 @@ import atexit
 import dataclasses
 import multiprocessing
 import os
+import queue as queue_module
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -115,6 +116,7 @@ def _allowed_cores() -> list[int]:
 
 
 _SETTINGS: JobSettings | None = None
+_EVENTS = None  # a queue to the parent: (experiment name, event text), e.g. "started"
 
 
 def _exit_now() -> None:
@@ -122,8 +124,8 @@ def _exit_now() -> None:
 
     By the time the interpreter runs its exit handlers, multiprocessing has delivered every
     result to the parent and each experiment's files are closed; what is left is freeing the
-    compiled kernels and the CPU client, which took ~1 s at the end of a ``reproduce``
-    (measured: the pool's shutdown waited 1.09 s for its workers, 0.05 s with this handler).
+    compiled kernels and the CPU client, which the pool's shutdown would wait for at the end of
+    a ``reproduce`` (measured: ``docs/pages/benchmarks.md``, "Where the time goes").
     JAX's own handler only frees memory and caches (nothing is written at exit). The exit
     status is 0: the parent reads results, not exit codes, and a worker that dies mid-job is
     reported as such by the pool.
@@ -133,11 +135,12 @@ def _exit_now() -> None:
     os._exit(0)
 
 
-def _init_worker(settings: JobSettings, groups) -> None:
+def _init_worker(settings: JobSettings, groups, events=None) -> None:
     import signal
 
-    global _SETTINGS
+    global _SETTINGS, _EVENTS
     _SETTINGS = settings
+    _EVENTS = events
     if groups is not None:
         # before JAX starts its CPU client, which sizes its thread pool by these cores
         try:
@@ -190,6 +193,8 @@ def _run_job(name: str, out_dir: str, log_path: str) -> JobResult:
     settings = _SETTINGS
     assert settings is not None, "worker not initialised"
     start = time.perf_counter()
+    if _EVENTS is not None:
+        _EVENTS.put((name, f"started in worker {os.getpid()} (log: {log_path})"))
     with _Redirect(Path(log_path)):
         try:
             result, out = run_experiment(
@@ -208,12 +213,14 @@ def _run_job(name: str, out_dir: str, log_path: str) -> JobResult:
 def run_jobs(
     names: Sequence[str], root: Path, settings: JobSettings, jobs: int,
     on_done: Callable[[JobResult, int], None],
+    on_event: Callable[[str, str], None] | None = None,
 ) -> list[JobResult]:
     """Run ``names`` (already in the order to start them) in ``jobs`` worker processes, each on
     its own share of the cores on a CPU backend.
 
-    ``on_done(result, finished_count)`` is called in this process as each one finishes; the
-    results come back in the order of ``names``.
+    ``on_done(result, finished_count)`` is called in this process as each one finishes;
+    ``on_event(name, text)`` as a worker reports an event (``"started ..."``), within about a
+    second. The results come back in the order of ``names``.
     """
     import jax
 
@@ -228,24 +235,27 @@ def run_jobs(
         queue = context.Queue()
         for group in groups:
             queue.put(group)
+    events = context.Queue() if on_event is not None else None
     executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                   initializer=_init_worker, initargs=(settings, queue))
+                                   initializer=_init_worker, initargs=(settings, queue, events))
+
+    def drain() -> None:
+        while events is not None:
+            try:
+                on_event(*events.get_nowait())
+            except queue_module.Empty:
+                return
+
     try:
         futures = {executor.submit(_run_job, name, str(root / name), str(root / f"{name}.log")):
                    name for name in names}
-        for future in as_completed(futures):
-            name = futures[future]
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                result = JobResult(name=name, status="failed", wall_seconds=0.0, error=(
-                    "its worker process died (out of memory or a crash in native code); rerun "
-                    f"it alone with: ldpjax reproduce --only {name} --jobs 1"))
-            except Exception as err:  # noqa: BLE001 - e.g. a result that did not pickle
-                result = JobResult(name=name, status="failed", wall_seconds=0.0,
-                                   error=f"{type(err).__name__}: {err}")
-            results[name] = result
-            on_done(result, len(results))
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            drain()
+            for future in finished:
+                _collect(future, futures[future], results, on_done)
+        drain()
     except BaseException:  # Ctrl-C or an error here: stop the workers now
         for child in multiprocessing.active_children():
             child.terminate()
@@ -253,6 +263,21 @@ def run_jobs(
         raise
     executor.shutdown(wait=True)
     return [results[name] for name in names]
+
+
+def _collect(future, name: str, results: dict, on_done) -> None:
+    """One finished job's result (or why it failed) into ``results``; ``on_done`` told."""
+    try:
+        result = future.result()
+    except BrokenProcessPool:
+        result = JobResult(name=name, status="failed", wall_seconds=0.0, error=(
+            "its worker process died (out of memory or a crash in native code); rerun "
+            f"it alone with: ldpjax reproduce --only {name} --jobs 1"))
+    except Exception as err:  # noqa: BLE001 - e.g. a result that did not pickle
+        result = JobResult(name=name, status="failed", wall_seconds=0.0,
+                           error=f"{type(err).__name__}: {err}")
+    results[name] = result
+    on_done(result, len(results))
 
 
 __all__ = [

@@ -86,6 +86,77 @@ def judge_share(
     )
 
 
+# --------------------------------------------------------------------------- privacy
+def vacuous_epsilon(delta: float) -> float:
+    """log((1 - delta) / delta): the epsilon from which an (eps, delta) claim is vacuous.
+
+    An (eps, delta)-DP release caps the power of every test of a record against a neighbour
+    at e^eps alpha + delta for a test of level alpha (the tradeoff function of (eps, delta)-DP:
+    Kairouz, Oh & Viswanath, "The Composition Theorem for Differential Privacy", ICML 2015;
+    Dong, Roth & Su, "Gaussian Differential Privacy", JRSS-B 2022). At alpha = delta, the
+    failure probability the claim already concedes, the cap reaches 1 exactly when
+    eps >= log((1 - delta) / delta): the claim then allows a test that accuses a neighbour no
+    more often than delta and recognises the record with certainty, so it excludes nothing
+    beyond what delta concedes. Such a claim is *vacuous*.
+
+    Example:
+      >>> round(vacuous_epsilon(1e-6), 2)
+      13.82
+    """
+    delta = float(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1); got {delta!r}")
+    return math.log1p(-delta) - math.log(delta)
+
+
+def judge_privacy(
+    experiment: str,
+    label: str,
+    claim: float,
+    delta: float,
+    per_report: float,
+    *,
+    how: str,
+) -> V.Verdict:
+    """Whether a run keeps the paper's per-report privacy, and whether its claim is vacuous.
+
+    ``claim`` is the run's per-record epsilon at ``delta`` (from the accountant on its event),
+    ``per_report`` the paper's per-report epsilon. ``reproduced`` when the run's claim is at
+    most the per-report one (each record reported once), ``partly`` when it is larger but
+    below :func:`vacuous_epsilon` (``delta``), ``not`` when it is vacuous (the reason says so).
+    ``how`` says how the claim was computed (the tolerance note).
+
+    Example:
+      >>> judge_privacy("x", "reuse", 497.0, 1e-6, 2.92, how="accountant").status
+      'not'
+    """
+    threshold = vacuous_epsilon(delta)
+    kept = claim <= per_report * (1.0 + 1e-6)
+    vacuous = not claim < threshold
+    if vacuous:
+        reason = (f"VACUOUS: the claim is eps = {claim:.4g} at delta = {delta:g}, at or above "
+                  f"log((1 - delta)/delta) = {threshold:.3g}: it allows a test that accuses a "
+                  "neighbour with probability delta to recognise a record with certainty")
+    else:
+        reason = (f"the uses compose to eps = {claim:.4g} at delta = {delta:g}, above the "
+                  f"per-report {per_report:.3g} (not vacuous: below {threshold:.3g})")
+    return V.judge_condition(
+        experiment,
+        f"{label}: each record keeps the paper's per-report privacy (eps <= {per_report:.3g}); "
+        f"the run's claim is not vacuous (eps < log((1 - delta)/delta) = {threshold:.3g} at "
+        f"delta = {delta:g})",
+        kept and not vacuous,
+        partly=not vacuous,
+        ours=claim,
+        paper=per_report,
+        tolerance_note=how,
+        reason=reason,
+        reference="per-report eps",
+        measure=f"per-record epsilon of the run's claim at delta = {delta:g}",
+        kind="self-check",
+    )
+
+
 # --------------------------------------------------------------------------- tables
 def table(records: Iterable[Any]) -> list[dict[str, Any]]:
     """Table rows (dicts, columns in field order) of frozen dataclasses or NamedTuples."""
@@ -109,10 +180,12 @@ __all__ = [
     "PAPER_TITLES",
     "SE_RULE",
     "columns",
+    "judge_privacy",
     "judge_share",
     "mean_se",
     "pooled_mean",
     "series_style",
     "subkey",
     "table",
+    "vacuous_epsilon",
 ]

@@ -173,6 +173,9 @@ def _run_and_write(
     )
     started = _dt.datetime.now(_dt.timezone.utc)
     clock = time.perf_counter()
+    if show_progress:  # a cold run compiles for a while before any bar can move
+        print(f"[{experiment.name}] started ({size}, {num_seeds} seeds) -> {out}",
+              file=sys.stderr, flush=True)
     result = experiment.run(ctx)
     wall = time.perf_counter() - clock
     verdicts = result.typed_verdicts()  # read once; Verdict objects from here to the CLI
@@ -207,14 +210,16 @@ def _run_and_write(
         "wall_seconds": round(wall, 3),
         "outputs": sorted(p.name for p in written) + ["summary.txt"],
         "messages": ctx.messages,
-        "verdicts": [v.as_dict() for v in verdicts],
+        "verdicts": [v.as_dict() for v in verdicts],  # the one conversion to rows
         "rng": choice.setting,
         "rng_impl": choice.impl,
         "compile_cache": jax.config.jax_compilation_cache_dir or None,
         "compile_seconds": round(sum(c["compile_seconds"] for c in ctx.simulate_calls), 3),
         "run_seconds": round(sum(c["run_seconds"] for c in ctx.simulate_calls), 3),
         "simulate_calls": ctx.simulate_calls,
-        "extra": result.extra,
+        # extra["verdicts"]: the same rows, where run.json had them before verdicts were typed
+        "extra": {**result.extra, "verdicts": [v.as_dict() for v in verdicts]}
+        if verdicts else result.extra,
     }
     (out / "run.json").write_text(json.dumps(_jsonable(run_info), indent=2))
     return result, run_info, wall

@@ -1,4 +1,6 @@
-"""Prediction with expert advice under local differential privacy (paper 000).
+"""Prediction with expert advice under local differential privacy (ICLR 2026).
+
+The algorithms of "Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026).
 
 Public names are re-exported here, one per line (optax style); each algorithm lives in its
 own module.
@@ -34,6 +36,7 @@ from ldpjax.experts.environments import equal_gains
 from ldpjax.experts.environments import switching_best
 from ldpjax.experts.environments import switching_gains
 from ldpjax.experts.environments import uniform_gains
+from ldpjax.experts.evaluation import EXPERTS_HINTS
 from ldpjax.experts.evaluation import best_in_hindsight
 from ldpjax.experts.evaluation import simulate_on_gains
 from ldpjax.experts.evaluation import static_regret
@@ -83,6 +86,7 @@ __all__ = [
     "AdaBatchConfig",
     "AdaBatchParams",
     "CovidData",
+    "EXPERTS_HINTS",
     "FTPLConfig",
     "FTPLParams",
     "Learner",

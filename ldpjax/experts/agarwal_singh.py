@@ -1,7 +1,8 @@
 """Agarwal & Singh (2017): Hedge on tree-mechanism prefix sums, a *central*-DP baseline.
 
-Paper 000 compares RW-Meta with "The Price of Differential Privacy for Online Learning"
-(Agarwal & Singh, ICML 2017) in two settings (spec ``experts.md``, "Baselines"). A trusted
+"Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026)
+compares RW-Meta with "The Price of Differential Privacy for Online Learning" (Agarwal &
+Singh, ICML 2017) in two settings. A trusted
 curator sees the raw gains, keeps the binary-tree ("tree-based aggregation") counter of the
 cumulative gain vector, and releases noisy prefix sums G^_t; the player runs Hedge /
 entropic FTRL on them: x_t = softmax(lambda G^_{t-1}).
@@ -69,7 +70,7 @@ import optax
 
 from ldpjax import _validation as v
 from ldpjax.accounting import gaussian_mu, gdp_log_delta
-from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
+from ldpjax.engine import Algorithm
 from ldpjax.experts import privacy
 from ldpjax.mechanisms import (
     ComposedEvent,
@@ -282,10 +283,8 @@ def tree_hedge(config: TreeHedgeConfig) -> Algorithm:
         new_state = TreeHedgeState(t, node_sums, noisy_nodes)
         return new_state, TreeHedgeOutputs(gain, error)
 
-    return Algorithm(
-        init, step, _validate(config), _event(config),
-        cpu_compiler_options=ELEMENTAL_EMITTERS,
-    )
+    # run it with ldpjax.experts.EXPERTS_HINTS (XLA CPU's elemental emitters)
+    return Algorithm(init, step, _validate(config), _event(config))
 
 
 # --------------------------------------------------------------------------- accounting

@@ -1,4 +1,6 @@
-"""Privacy amplification by adaptive batching in RW-AdaBatch (paper 000, Sec. 4.2).
+"""Privacy amplification by adaptive batching in RW-AdaBatch.
+
+"Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026), Sec. 4.2.
 
 A round-t data point of RW-AdaBatch only reaches the actions through the sum of its batch.
 If the batch has B rounds, that sum carries N(0, B eta^2 I) noise while one gain vector moves
@@ -6,7 +8,7 @@ it by at most sqrt(n), so the point is (mu / sqrt B)-GDP in the central sense
 (:func:`ex_post_mu`). The batch size is random and revealed, and it does not depend on the
 point itself (it is fixed from data before the batch), so ex ante round t is private as the
 revealed mixture of the mu / sqrt(B)-GDP mechanisms with B ~ law of the batch size of round t
-(paper 000, Lemma 2; ``ldpjax.accounting.gdp_mixture_delta`` / ``gdp_mixture_tradeoff``).
+(the paper's Lemma 2; ``ldpjax.accounting.gdp_mixture_delta`` / ``gdp_mixture_tradeoff``).
 
 Analytic worst case (Theorem 2 and Lemma 1). The gap of the noisy cumulative gains is
 stochastically smallest when the true cumulative gains are tied (G_{t-1} = 0), and a
@@ -165,7 +167,7 @@ def _gap_pdf(e, n):
 
 
 def gap_cdf(e: ArrayLike, n: ArrayLike) -> Array:
-    """F_k(e): CDF of the top-two gap of n iid N(0, 1) (paper 000, Theorem 2).
+    """F_k(e): CDF of the top-two gap of n iid N(0, 1) (the paper's Theorem 2).
 
     F_k(e) = 1 - n int phi(x) Phi(x - e)^{n-1} dx. Evaluated by composite Gauss-Legendre
     quadrature (960 nodes on [-12, 12]) in the form n int phi(x) [Phi(x)^{n-1} -
@@ -189,7 +191,7 @@ def gap_cdf(e: ArrayLike, n: ArrayLike) -> Array:
 
 
 def gap_pdf(e: ArrayLike, n: ArrayLike) -> Array:
-    """f_k(e) = n (n - 1) int phi(x) phi(x - e) Phi(x - e)^{n-2} dx (paper 000, Theorem 2).
+    """f_k(e) = n (n - 1) int phi(x) phi(x - e) Phi(x - e)^{n-2} dx (Theorem 2).
 
     Args:
       e: standardised gap, in [0, inf] (``inf`` gives 0).
@@ -421,7 +423,7 @@ def amplified_tradeoff(
 def amplified_event(mu: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: ArrayLike):
     """RW-AdaBatch's central claim for a round-t record as a privacy event (analytic worst case).
 
-    The revealed mixture (paper 000, Lemma 2) of (mu / sqrt B)-GDP releases over the binned
+    The revealed mixture (the paper's Lemma 2) of (mu / sqrt B)-GDP releases over the binned
     worst-case law of the size B of the batch containing round t
     (:func:`worst_case_batch_distribution`): a
     :class:`~ldpjax.mechanisms.GaussianMixtureEvent` that the accountants

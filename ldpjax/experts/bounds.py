@@ -1,8 +1,9 @@
-"""Theorem 1's leader-change bound, ComputeDelay and the regret bounds of paper 000.
+"""Theorem 1's leader-change bound, ComputeDelay and the regret bounds of "Prediction with
+Expert Advice under Local Differential Privacy" (ICLR 2026).
 
 All functions here are pure JAX and vectorised (arguments broadcast against each other).
 
-* :func:`leader_change_bound` (paper 000, Theorem 1): started from a point whose top-two gap is
+* :func:`leader_change_bound` (Theorem 1): started from a point whose top-two gap is
   k, a Gaussian random walk with N(0, eta^2 I_n) steps changes its leader (argmax) within B
   steps with probability at most
 
@@ -19,7 +20,7 @@ All functions here are pure JAX and vectorised (arguments broadcast against each
   exact bisection on the integers (``lax.while_loop``, at most 30 steps, started from a
   provable upper bracket; it runs inside ``jit``/``vmap``) finds B*. B is capped at :data:`MAX_DELAY` = 2^30 (int32-safe).
 * :func:`regret_bound_ftpl`: RW-FTPL's expected regret bound (eta + 2/eta) sqrt(2 T log n)
-  (Devroye et al. 2013; paper 000, Sec. 3), eta = sqrt(n) / mu (sqrt 2 when mu = inf).
+  (Devroye et al. 2013; the paper's Sec. 3), eta = sqrt(n) / mu (sqrt 2 when mu = inf).
 * :func:`regret_bound_adabatch` (Corollary 2): (1 + alpha/2) times the RW-FTPL bound.
 
 Traced inputs: argument checks run on concrete values only; under ``jit`` out-of-domain
@@ -106,7 +107,7 @@ def _leader_change_bound(gap, batch, eta, n):
 def compute_delay(
     gap: ArrayLike, t: ArrayLike, eta: ArrayLike, n: ArrayLike, alpha: ArrayLike
 ) -> Array:
-    """ComputeDelay (paper 000, Corollary 1): the batch length B_t of RW-AdaBatch.
+    """ComputeDelay (Corollary 1): the batch length B_t of RW-AdaBatch.
 
     The largest integer B >= 1 with ``p(k, B) <= alpha sqrt(log n / (t + B))``, where p is
     :func:`leader_change_bound`; B = 1 when even B = 1 fails (then the algorithm is RW-FTPL
@@ -239,7 +240,7 @@ def regret_bound_adabatch(
     alpha: ArrayLike,
     sensitivity: ArrayLike | None = None,
 ) -> Array:
-    """RW-AdaBatch's expected-regret bound (paper 000, Corollary 2).
+    """RW-AdaBatch's expected-regret bound (Corollary 2).
 
     (1 + alpha/2) (eta + 2/eta) sqrt(2 T log n), i.e. ``(1 + alpha/2) *
     regret_bound_ftpl(mu, T, n)``.

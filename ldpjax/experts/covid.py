@@ -1,8 +1,9 @@
-"""The COVID-19 hospital task of paper 000: the HHS facility loader and a synthetic stand-in.
+"""The COVID-19 hospital task of "Prediction with Expert Advice under Local
+Differential Privacy" (ICLR 2026): the HHS facility loader and a synthetic stand-in.
 
-Task (paper 000, Sec. 6; spec ``experts.md``): each week predict which hospital of a state
-reports the highest COVID patient density (COVID inpatients / inpatient beds, in [0, 1]); the
-gain of a hospital is its true density that week, so a gain matrix is weeks x hospitals.
+Task (Sec. 6 of the paper): each week predict which hospital of a state reports the highest COVID
+patient density (COVID inpatients / inpatient beds, in [0, 1]); the gain of a hospital is its true
+density that week, so a gain matrix is weeks x hospitals.
 
 **Loader**: :func:`load_hhs_facility` reads the US HHS facility file (weeks x hospitals
 density, with a report of what it dropped); it lives in :mod:`ldpjax.datasets.covid` with

@@ -1,5 +1,6 @@
-"""Synthetic gain sequences for prediction with expert advice (paper 000's static and dynamic
-settings), as pure JAX functions of an explicit key.
+"""Synthetic gain sequences for prediction with expert advice (the static and dynamic
+settings of "Prediction with Expert Advice under Local Differential Privacy", ICLR 2026), as
+pure JAX functions of an explicit key.
 
 Every generator returns a (T, n) array of gains in [0, 1] (float32, or float64 under x64), the
 ``inputs`` the engine feeds to :mod:`~ldpjax.experts.rw_ftpl` and
@@ -13,7 +14,7 @@ the numbers (``gap``, ``base``, ``switch_prob``) may be arrays, so the generator
   other expert mean ``base``. ``gap = 0`` is a stochastic all-tied environment.
 * :func:`uniform_gains`: iid uniform gains; expert ``best`` is U[gap, 1], the others
   U[0, 1 - gap] (means differ by ``gap``).
-* :func:`equal_gains`: the worst case for amplification (paper 000, Theorem 2): every expert
+* :func:`equal_gains`: the worst case for amplification (the paper's Theorem 2): every expert
   gets the same gain each round (a Bernoulli(``base``) draw shared by all experts), so the
   true cumulative gains stay tied and the noisy gap is the gap of the pure noise walk.
 * :func:`switching_gains`: Bernoulli gains whose best expert changes at random times: each
@@ -127,7 +128,7 @@ def uniform_gains(
 
 
 def equal_gains(key: PRNGKey, num_rounds: int, num_experts: int, base: ArrayLike = 0.5) -> Array:
-    """All experts tied every round (the amplification worst case, paper 000 Theorem 2).
+    """All experts tied every round (the amplification worst case, the paper's Theorem 2).
 
     Each round one Bernoulli(``base``) draw is shared by all experts, so the true cumulative
     gains never separate: only the privacy noise moves the leader.

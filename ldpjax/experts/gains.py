@@ -1,4 +1,6 @@
-"""Gain matrices for prediction with expert advice (paper 000).
+"""Gain matrices for prediction with expert advice.
+
+As in "Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026).
 
 Gains live in [0, 1]^n: the l2 sensitivity bound sqrt(n) of a gain vector, and with it every
 privacy claim, rests on that range, so anything else is rejected.

@@ -1,10 +1,10 @@
 """Learners for RW-Meta: pure ``(init, step)`` pairs that map past noisy gains to an action.
 
-Paper 000, Sec. 5 (RW-Meta) and its COVID experiment; spec ``experts.md`` ("Learners used in
-the paper's experiment"). A learner is a data-*dependent* expert: at round t it outputs an
-action x_{t,i} over the n experts (one-hot, or a distribution) computed only from the noisy
-gains g~_1 .. g~_{t-1} that RW-Meta shares with every learner. Because a learner only ever sees
-g~, running it is post-processing of the mu-GLDP release and costs no privacy.
+"Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026), Sec. 5 (RW-Meta) and
+its COVID experiment. A learner is a data-*dependent* expert: at round t it outputs an action
+x_{t,i} over the n experts (one-hot, or a distribution) computed only from the noisy gains g~_1 ..
+g~_{t-1} that RW-Meta shares with every learner. Because a learner only ever sees g~, running it is
+post-processing of the mu-GLDP release and costs no privacy.
 
 Interface (a :class:`Learner`):
 

@@ -1,4 +1,5 @@
-"""Theorem 3 of paper 000: RW-Meta's expected regret against the best learner.
+"""RW-Meta's expected regret against the best learner (Theorem 3 of "Prediction with Expert
+Advice under Local Differential Privacy", ICLR 2026).
 
     E[max_j G^(m)_{T,j} - sum_t <x_{t,j_t}, g_t>]
         <= [max(sqrt 2, eta * lambda_max(Sigma*_T / (eta^2 T))^{1/2}) + sqrt 2] sqrt(2 T log m)

@@ -1,10 +1,10 @@
 """The local randomizer shared by every expert algorithm: the Gaussian mechanism on a gain vector.
 
-Each round the data holder releases g~_t = g_t + z_t with z_t ~ N(0, eta^2 I_n), eta =
-sensitivity / mu. The l2 sensitivity of g_t in [0, 1]^n is sqrt(n) (the default), so the
-release is mu-GDP (paper 000, Sec. 3; spec ``experts.md``). Everything an algorithm does
-afterwards reads only g~ and is post-processing, so the whole run is mu-GLDP *per record*,
-where a record is one round's gain vector of the data holder.
+Each round the data holder releases g~_t = g_t + z_t with z_t ~ N(0, eta^2 I_n), eta = sensitivity /
+mu. The l2 sensitivity of g_t in [0, 1]^n is sqrt(n) (the default), so the release is mu-GDP
+("Prediction with Expert Advice under Local Differential Privacy", ICLR 2026, Sec. 3). Everything an
+algorithm does afterwards reads only g~ and is post-processing, so the whole run is mu-GLDP *per
+record*, where a record is one round's gain vector of the data holder.
 
 This module draws no noise itself: :func:`privatize_gains` is a thin wrapper around
 :func:`ldpjax.mechanisms.gaussian_mechanism` with ``domain=(0, 1)`` (the domain the sqrt(n)

@@ -1,6 +1,8 @@
-"""RW-AdaBatch: RW-FTPL with adaptive batching for privacy amplification (paper 000, Sec. 4).
+"""RW-AdaBatch: RW-FTPL with adaptive batching for privacy amplification.
 
-Update (spec ``experts.md``). The same releases g~_t = g_t + z_t as RW-FTPL
+"Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026), Sec. 4.
+
+Update. The same releases g~_t = g_t + z_t as RW-FTPL
 (:mod:`ldpjax.experts.rw_ftpl`), but the noisy cumulative vector is only updated at the end
 of a batch:
 
@@ -64,7 +66,7 @@ import jax
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
-from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
+from ldpjax.engine import Algorithm
 from ldpjax.experts import privacy
 from ldpjax.experts.bounds import MAX_DELAY, _compute_delay
 from ldpjax.experts.privacy import privatize_gains
@@ -367,10 +369,8 @@ def _build(config: AdaBatchConfig, release: Release) -> Algorithm:
             action=action, gain=gains[action], batch_size=size, batch_start=starting
         )
 
-    return Algorithm(
-        init, step, _validate(config), _event(config),
-        cpu_compiler_options=ELEMENTAL_EMITTERS,
-    )
+    # run it with ldpjax.experts.EXPERTS_HINTS (XLA CPU's elemental emitters)
+    return Algorithm(init, step, _validate(config), _event(config))
 
 
 __all__ = [

@@ -1,12 +1,14 @@
-"""RW-FTPL (Devroye et al. 2013), which is mu-GLDP as it stands (paper 000, Sec. 3).
+"""RW-FTPL (Devroye et al. 2013), which is mu-GLDP as it stands.
 
-Update (spec ``experts.md``). Each round t = 1..T the data holder releases the noisy gain
+"Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026), Sec. 3.
+
+Update. Each round t = 1..T the data holder releases the noisy gain
 vector g~_t = g_t + z_t, z_t ~ N(0, eta^2 I_n), and the player plays the leader of the noisy
 cumulative gains,
 
     x_t = argmax_i (G~_{t-1})_i,   G~_t = sum_{s=0}^t g~_s,   g~_0 = z_0 (g_0 = 0),
 
-so G~_{t-1} holds t noise vectors. Regret (paper 000, Sec. 3): E[regret] <= (eta + 2/eta)
+so G~_{t-1} holds t noise vectors. Regret (the paper's Sec. 3): E[regret] <= (eta + 2/eta)
 sqrt(2 T log n) (:func:`ldpjax.experts.regret_bound_ftpl`).
 
 Privacy. Every release goes through :func:`ldpjax.experts.privatize_gains`, i.e.
@@ -57,7 +59,7 @@ import jax
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
-from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
+from ldpjax.engine import Algorithm
 from ldpjax.experts import privacy
 from ldpjax.experts.privacy import privatize_gains
 from ldpjax.mechanisms import _domain as dom
@@ -279,10 +281,8 @@ def _build(config: FTPLConfig, release: Release) -> Algorithm:
         new_state = accumulate(state, noisy_gains)
         return new_state, FTPLOutputs(action=action, gain=gains[action])
 
-    return Algorithm(
-        init, step, _validate(config), _event(config),
-        cpu_compiler_options=ELEMENTAL_EMITTERS,
-    )
+    # run it with ldpjax.experts.EXPERTS_HINTS (XLA CPU's elemental emitters)
+    return Algorithm(init, step, _validate(config), _event(config))
 
 
 __all__ = [

@@ -1,6 +1,7 @@
 """RW-Meta: private choice among learners that share one noisy gain vector per round.
 
-Paper 000, Sec. 5 (Algorithm "RW-Meta", Theorem 3); spec ``experts.md`` ("RW-Meta").
+"Prediction with Expert Advice under Local Differential Privacy" (ICLR 2026),
+Sec. 5 (Algorithm "RW-Meta", Theorem 3).
 
 Setting: n experts, m learners (:mod:`ldpjax.experts.learners`). Round t = 1..T:
 
@@ -66,7 +67,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
-from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm
+from ldpjax.engine import Algorithm
 from ldpjax.experts import privacy
 from ldpjax.experts.learners import Learner, LearnerSet, sets_init, sets_step
 from ldpjax.mechanisms import _domain as dom
@@ -356,10 +357,8 @@ def rw_meta(config: MetaConfig) -> Algorithm:
         )
         return new_state, outputs
 
-    return Algorithm(
-        init, step, _validate(config), _event(config),
-        cpu_compiler_options=ELEMENTAL_EMITTERS,
-    )
+    # run it with ldpjax.experts.EXPERTS_HINTS (XLA CPU's elemental emitters)
+    return Algorithm(init, step, _validate(config), _event(config))
 
 
 def rw_meta_algorithm(

@@ -15,7 +15,11 @@ hybrid (:mod:`~ldpjax.mechanisms.hybrid`) mechanisms; their events are in
 * :mod:`ldpjax.frequency.variance` — closed-form variances (Wang et al. 2017 for the counts;
   Duchi et al., piecewise and hybrid for the means), differentiable in eps, d and n;
 * :mod:`ldpjax.frequency.postprocess` — Norm-Sub (projection onto the simplex) and the
-  iterative Bayesian update.
+  iterative Bayesian update;
+* :mod:`ldpjax.frequency.online` — the online frequency-estimation family: an
+  :class:`~ldpjax.engine.Algorithm` whose users report items round by round through one oracle
+  (GRR, SUE, OUE, BLH, OLH, Hadamard response, subset selection) while the server keeps running
+  counts and the debiased estimates (``online_frequency``; one compile across eps and d).
 
 Example (OUE at eps = 3 over 4 items, 4000 users, all holding item 1):
   >>> import jax, jax.numpy as jnp
@@ -47,6 +51,17 @@ from ldpjax.frequency.estimators import subset_support
 from ldpjax.frequency.estimators import sue_estimate
 from ldpjax.frequency.estimators import sue_probabilities
 from ldpjax.frequency.estimators import unary_estimate
+from ldpjax.frequency.online import FrequencyOutputs
+from ldpjax.frequency.online import FrequencyParams
+from ldpjax.frequency.online import FrequencyState
+from ldpjax.frequency.online import OnlineFrequencyConfig
+from ldpjax.frequency.online import expected_squared_error
+from ldpjax.frequency.online import frequency_event
+from ldpjax.frequency.online import frequency_params
+from ldpjax.frequency.online import olh_buckets_of
+from ldpjax.frequency.online import online_frequency
+from ldpjax.frequency.online import support_probabilities
+from ldpjax.frequency.online import zipf_weights
 from ldpjax.frequency.postprocess import grr_channel
 from ldpjax.frequency.postprocess import hadamard_channel
 from ldpjax.frequency.postprocess import ibu
@@ -66,6 +81,17 @@ from ldpjax.frequency.variance import sue_variance
 from ldpjax.frequency.variance import unary_variance
 
 __all__ = [
+    "FrequencyOutputs",
+    "FrequencyParams",
+    "FrequencyState",
+    "OnlineFrequencyConfig",
+    "expected_squared_error",
+    "frequency_event",
+    "frequency_params",
+    "olh_buckets_of",
+    "online_frequency",
+    "support_probabilities",
+    "zipf_weights",
     "bit_support",
     "count_variance",
     "debias_counts",

@@ -1,6 +1,6 @@
 """Fail-closed domain checks shared by every mechanism.
 
-Two layers (spec ``privacy-layer.md``, Sec. 1):
+Two layers:
 
 * **concrete** values (Python numbers, NumPy arrays, committed JAX arrays) are checked at the
   public boundary and raise ``ValueError`` naming the argument, the allowed range and the

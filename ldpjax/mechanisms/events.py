@@ -27,21 +27,8 @@ from ldpjax.accounting.accountant import (
     route,
     tradeoff,
 )
-from ldpjax.accounting.events import (
-    PURE_EVENTS,  # noqa: F401
-    ApproxDpEvent,
-    ComposedEvent,
-    DiscreteGaussianEvent,
-    GaussianEvent,
-    GaussianMixtureEvent,
-    KaryRandomizedResponseEvent,
-    LaplaceEvent,
-    NoPrivacyEvent,
-    ParallelEvent,
-    PureDpEvent,
-    RandomizedResponseEvent,
-    SelfComposedEvent,
-)
+from ldpjax.accounting.events import PURE_EVENTS, ApproxDpEvent, DiscreteGaussianEvent, GaussianEvent, GaussianMixtureEvent, KaryRandomizedResponseEvent, LaplaceEvent, NoPrivacyEvent, PureDpEvent, RandomizedResponseEvent
+from ldpjax.accounting.composition import ComposedEvent, ParallelEvent, SelfComposedEvent
 
 _describe = _protocol.name_of
 _PROFILE_KINDS = {"RandomizedResponseEvent": "rr", "KaryRandomizedResponseEvent": "rr",

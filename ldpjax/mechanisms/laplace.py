@@ -1,8 +1,9 @@
 """The Laplace mechanism: pure eps-DP, on a float path (simulation) and on a grid (real data).
 
 For a value with l1 sensitivity Delta, ``value + (Delta / eps) L`` with L ~ Laplace(0, 1)
-(density e^-|x| / 2) is eps-DP (Dwork, McSherry, Nissim & Smith 2006). Paper 001's DP-SGD
-comparison privatises the unit-range subgradient this way at eps_k = log((1 + r_k)/(1 - r_k)):
+(density e^-|x| / 2) is eps-DP (Dwork, McSherry, Nissim & Smith 2006). The DP-SGD comparison of
+"Federated Learning of Quantile Inference under Local Differential Privacy" (ICLR 2026)
+privatises the unit-range subgradient this way at eps_k = log((1 + r_k)/(1 - r_k)):
 noise sd sqrt(2) / eps_k.
 
 Two paths:

@@ -1,8 +1,9 @@
 """Binary randomized response, decided on 32 random bits per report.
 
 A bit b is reported truthfully with probability r and replaced by a fair coin otherwise, so
-P[report = b] = (1 + r) / 2: eps-LDP with eps = log((1 + r) / (1 - r)) (Warner 1965; paper 001,
-Sec. 2; ``accounting.rr_epsilon``).
+P[report = b] = (1 + r) / 2: eps-LDP with eps = log((1 + r) / (1 - r)) (Warner 1965; "Federated
+Learning of Quantile Inference under Local Differential Privacy", ICLR 2026, Sec. 2;
+``accounting.rr_epsilon``).
 
 Exact at every budget. Equivalently the bit is *flipped* with probability (1 - r) / 2. One
 uint32 word w per report (:func:`report_bits`) flips iff w < F with the integer threshold
@@ -158,7 +159,8 @@ def randomized_response_bernoulli(key: PRNGKey, prob_one: ArrayLike, r: ArrayLik
 
     Equal in law to ``randomized_response(key, bernoulli(prob_one), r)``: the report is
     Bernoulli(r prob_one + (1 - r) / 2), decided on one uint32 word. Used by the fast exact
-    paths where the data distribution is known in closed form (paper 001, Sec. 2: the client's
+    paths where the data distribution is known in closed form (the federated-quantile paper,
+    Sec. 2: the client's
     reported bit at iterate q is Bernoulli(r_k (1 - F_k(q)) + (1 - r_k) / 2)). Simulation only.
 
     Args:

@@ -1,7 +1,7 @@
 """Subset selection (SS): report a k-subset of the d items that contains the true one more often.
 
 The k-subset mechanism of Ye & Barg ("Optimal Schemes for Discrete Distribution Estimation
-under Locally Differential Privacy", IEEE Trans. Inf. Theory 2018) and Wang, Wu & Hu
+under Locally Differential Privacy", IEEE Trans. Inf. Theory 2018) and Wang et al.
 ("Mutual Information Optimally Local Private Discrete Distribution Estimation", 2016): every
 k-subset S of {0..d-1} is reported with probability
 

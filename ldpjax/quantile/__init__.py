@@ -1,4 +1,7 @@
-"""Federated quantile inference under local differential privacy (paper 001).
+"""Federated quantile inference under local differential privacy (ICLR 2026).
+
+The algorithms of "Federated Learning of Quantile Inference under Local Differential Privacy"
+(ICLR 2026).
 
 K clients hold iid streams x ~ P_k with weights p_k and privacy levels r_k (truthful-response
 rates; client k is eps_k-LDP with eps_k = log((1 + r_k) / (1 - r_k))). The target is the
@@ -49,6 +52,7 @@ from ldpjax.quantile.data import load_census2000
 from ldpjax.quantile.divide_and_conquer import DC_LR_SCALE
 from ldpjax.quantile.divide_and_conquer import DivideAndConquerConfig
 from ldpjax.quantile.divide_and_conquer import divide_and_conquer
+from ldpjax.quantile.dp_sgd import DP_SGD_HINTS
 from ldpjax.quantile.dp_sgd import DPSGDState
 from ldpjax.quantile.dp_sgd import dp_sgd
 from ldpjax.quantile.dp_sgd import dp_sgd_mu
@@ -101,6 +105,7 @@ __all__ = [
     "Clients",
     "DEFAULT_LR",
     "DPSGDState",
+    "DP_SGD_HINTS",
     "DivideAndConquerConfig",
     "InferenceState",
     "LOG",

@@ -1,6 +1,7 @@
 """Client data models for federated quantile estimation, and the global quantile Q*.
 
-Paper 001 (spec ``quantile.md``): client k holds an iid stream x ~ P_k and has weight p_k; the
+"Federated Learning of Quantile Inference under Local Differential Privacy" (ICLR 2026):
+client k holds an iid stream x ~ P_k and has weight p_k; the
 target is the global quantile Q* solving
 
     sum_k p_k F_k(Q*) = tau.                                   (paper eq. 2.1, first-order condition)
@@ -449,7 +450,7 @@ def check_weights(weights: ArrayLike | None, num_clients: int) -> Array:
 
 
 def global_quantile(tau: ArrayLike, clients: Clients, weights: ArrayLike | None = None) -> Array:
-    """The global quantile Q* solving sum_k p_k F_k(Q*) = tau (paper 001, Sec. 2).
+    """The global quantile Q* solving sum_k p_k F_k(Q*) = tau (the paper's Sec. 2).
 
     Uses ``ldpjax.roots.bracketed_root`` (differentiable in ``tau``, ``clients.loc``,
     ``clients.scale`` and ``weights`` by the implicit function theorem).

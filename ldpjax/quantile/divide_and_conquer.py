@@ -1,4 +1,7 @@
-"""DC (divide and conquer) baseline (paper 001, Sec. 4; spec ``quantile.md``).
+"""DC (divide and conquer) baseline.
+
+A baseline of "Federated Learning of Quantile Inference under Local Differential Privacy"
+(ICLR 2026), Sec. 4.
 
 Each client runs single-machine randomized-response LDP SGD on its own stream for t_T samples
 (the update of :mod:`ldpjax.quantile.mechanism` with its own r_k and the global level tau,
@@ -7,7 +10,7 @@ lr_t = c0 / (t^a + b)), with its own Polyak-Ruppert estimate Q^_k and self-norma
 
     Q^_DC = sum_k p_k Q^_k,      V_DC = sum_k p_k V_k,      CI: Q^_DC +- z sqrt(V_DC).
 
-Averaging the variance statistics follows the spec and the authors' code. Q^_k targets the
+Averaging the variance statistics follows the paper and the authors' code. Q^_k targets the
 client's own tau-quantile F_k^{-1}(tau), so Q^_DC estimates sum_k p_k F_k^{-1}(tau), which
 differs from Q* when the clients are heterogeneous: its coverage collapses there (the paper's
 finding). Under homogeneity the averaged V is conservative (the variance of the average is
@@ -125,7 +128,7 @@ def divide_and_conquer(config: DivideAndConquerConfig) -> Algorithm:
         return RoundState(q, state.round + 1, stats, state.order), outputs
 
     # XLA's default (fusion) emitters: with the elemental ones this kernel compiled faster but
-    # ran up to ~2.8x slower on CPU (docs/pages/engine.md, "Compile options")
+    # ran slower on CPU (measured: docs/pages/benchmarks.md, "Where the time goes")
     return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 

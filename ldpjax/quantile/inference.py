@@ -1,4 +1,7 @@
-"""Self-normalised online inference for Polyak-Ruppert averages (paper 001, Sec. 3, Algorithm 2).
+"""Self-normalised online inference for Polyak-Ruppert averages.
+
+"Federated Learning of Quantile Inference under Local Differential Privacy" (ICLR 2026),
+Sec. 3, Algorithm 2.
 
 Let q_1, ..., q_M be the aggregated iterates at the ends of the rounds, E_m the samples per
 client used in round m, t_m = E_1 + ... + E_m (t_M = t_T) and S_m = sum_{j<=m} E_j q_j. The
@@ -30,14 +33,13 @@ Tests check the recursion against :func:`batch_variance` and a direct NumPy tran
 V_T formula on the same path (float64: 1e-9 relative; float32: 5e-4).
 
 Critical values of the pivot (two-sided, P(|pivot| <= c) = level): the table ``CRITICAL_VALUES``
-(80% 3.875, 90% 5.323, 95% 6.747, 99% 10.017; Abadir & Paruolo 1997 give 3.875, 5.323, 6.747,
-the spec "about 10.0"). They were computed, as was the denser interpolation table below, by
-numerical integration: the bridge B(r) = W(r) - r W(1) is independent of W(1) and int B^2 has
-the Cramer-von Mises limit law, so P(|pivot| <= c) = E_Z[1 - F_CvM(Z^2 / c^2)]
-(``scipy.stats._hypotests._cdf_cvm_inf``, offline). :func:`critical_values_mc` recomputes them
-from simulated Brownian paths (``vmap`` over paths) by conditional Monte Carlo,
-P(|pivot| <= c | bridge) = 2 Phi(c sqrt(int B^2)) - 1, solved for c with the foundation's root
-finder.
+(80% 3.875, 90% 5.323, 95% 6.747, 99% 10.017; Abadir & Paruolo 1997 give 3.875, 5.323, 6.747, the
+paper's write-up "about 10.0"). They were computed, as was the denser interpolation table below, by
+numerical integration: the bridge B(r) = W(r) - r W(1) is independent of W(1) and int B^2 has the
+Cramer-von Mises limit law, so P(|pivot| <= c) = E_Z[1 - F_CvM(Z^2 / c^2)]
+(``scipy.stats._hypotests._cdf_cvm_inf``, offline). :func:`critical_values_mc` recomputes them from
+simulated Brownian paths (``vmap`` over paths) by conditional Monte Carlo, P(|pivot| <= c | bridge)
+= 2 Phi(c sqrt(int B^2)) - 1, solved for c with the foundation's root finder.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Randomized-response Local SGD for the global quantile (paper 001, Algorithm 1; Sec. 2-3).
+"""Randomized-response Local SGD for the global quantile.
+
+"Federated Learning of Quantile Inference under Local Differential Privacy" (ICLR 2026),
+Algorithm 1 and Sec. 2-3.
 
 Rounds m = 1..M. In round m every client k starts from the shared iterate q_{m-1}, takes E_m
 private local steps (randomized response with its own rate r_k on 1{x > q}, debiased update
@@ -158,7 +161,7 @@ def local_sgd(config: LocalSGDConfig) -> Algorithm:
         return federated_finish(params, state, q, local_steps)
 
     # XLA's default (fusion) emitters: with the elemental ones this kernel compiled faster but
-    # ran up to ~2.8x slower on CPU (docs/pages/engine.md, "Compile options")
+    # ran slower on CPU (measured: docs/pages/benchmarks.md, "Where the time goes")
     return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 

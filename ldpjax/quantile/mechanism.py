@@ -1,9 +1,11 @@
-"""The private local step: randomized response on the quantile subgradient (paper 001, Sec. 2).
+"""The private local step: randomized response on the quantile subgradient.
+
+"Federated Learning of Quantile Inference under Local Differential Privacy" (ICLR 2026), Sec. 2.
 
 At iterate q, client k draws x and forms the true bit s = 1{x > q} (the check-loss subgradient
 is tau - 1{x <= q}, a function of that bit). It reports s with probability r_k and a fair coin
 otherwise (binary randomized response, eps_k-LDP with eps_k = log((1 + r_k) / (1 - r_k)),
-``ldpjax.accounting.rr_epsilon``). The server-side (debiased) update is the spec's
+``ldpjax.accounting.rr_epsilon``). The server-side (debiased) update is the paper's
 
     q <- q + lr * [ (1 - r + 2 tau r) / (2 r) * 1{s~ = 1} - (1 + r - 2 tau r) / (2 r) * 1{s~ = 0} ],
 
@@ -68,7 +70,7 @@ def report_from_bits(bits: ArrayLike, bit: ArrayLike, r: ArrayLike) -> Array:
 
 
 def debiased_increment(report: ArrayLike, tau: ArrayLike, r: ArrayLike) -> Array:
-    """The spec's debiased subgradient for a report: mean tau - F(q) given the iterate q.
+    """The paper's debiased subgradient for a report: mean tau - F(q) given the iterate q.
 
     (1 - r + 2 tau r) / (2 r) if the report is 1, -(1 + r - 2 tau r) / (2 r) if it is 0; i.e.
     ``debias_randomized_response(report, r) - (1 - tau)``. NaN for a traced invalid r.
@@ -121,7 +123,7 @@ def client_reports(
 def privatized_step(
     q: ArrayLike, x: ArrayLike, key: PRNGKey, tau: ArrayLike, r: ArrayLike, lr: ArrayLike
 ) -> Array:
-    """One private local step of the spec: randomized response on 1{x > q}, debiased update.
+    """One private local step of the paper: randomized response on 1{x > q}, debiased update.
 
     Argument order is fixed by the issue (``key`` third). All arguments broadcast, so one call
     can step many clients or replications at once. The report is drawn by

@@ -15,7 +15,8 @@ pass. Each report is a randomized-response bit (Local SGD, DC, Single) or a Gaus
 (DP-SGD), so the per-record claim is the m_k-fold sequential composition of the single-use
 event inside the parallel composition over clients:
 ``ParallelEvent(ComposedEvent((RandomizedResponseEvent(r_k),) * m_k) for k)`` (pure DP:
-eps = max_k m_k log((1 + r_k) / (1 - r_k))), or ``ComposedEvent`` of m_k ``GaussianEvent(mu_k)``
+eps = max_k m_k log((1 + r_k) / (1 - r_k)); at delta > 0 :func:`ldpjax.accounting.epsilon`
+returns the tighter of that and the composition's privacy loss distribution), or ``ComposedEvent`` of m_k ``GaussianEvent(mu_k)``
 for DP-SGD (exact: mu_k sqrt(m_k)). With m_k = 1 the part is the single event itself.
 
 Reuse is opt-in: ``record_clients(records, max_uses=m)``. With the default ``max_uses=1`` a
@@ -24,7 +25,8 @@ naming the client, its record count and the reports requested; with ``max_uses=m
 up to m n_k reports run and the claim composes m_k = ceil(R / n_k) <= m uses. Which release
 is safe for real data: the default, where every record is reported once and the claim is the
 single-use eps_k; with reuse the release is the same kind of bits, safe only at the composed
-claim (m_k eps_k), which :func:`~ldpjax.mechanisms.epsilon` of ``privacy_event`` reports.
+claim (m_k eps_k pure, less at delta > 0), which :func:`~ldpjax.mechanisms.epsilon` of
+``privacy_event`` reports.
 Parametric clients are unaffected: each of their draws is a fresh simulated record.
 
 Fail closed: a report beyond a client's claimed stream (e.g. a run longer than the

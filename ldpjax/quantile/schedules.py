@@ -1,4 +1,6 @@
-"""Communication schedules and learning rates for Local SGD (paper 001, Sec. 2; spec ``quantile.md``).
+"""Communication schedules and learning rates for Local SGD.
+
+"Federated Learning of Quantile Inference under Local Differential Privacy" (ICLR 2026), Sec. 2.
 
 A schedule says how many local steps E_m every client takes in round m = 1, 2, ... before the
 server averages. All schedules run on a fixed budget of t_T samples per client: the rounds are
@@ -8,7 +10,7 @@ sum_m E_m = t_T exactly.
 * ``C1``: E_m = 1 (parallel SGD: communicate after every sample);
 * ``C5``: E_m = 5; ``constant(E)`` in general;
 * ``LOG``: E_m = ceil(log2(m + 1)) = 1, 2, 2, 3, 3, 3, 3, 4, ... (computed exactly as the bit
-  length of m). This is the spec's variant and the one in the authors' code; the authors also
+  length of m). This is the paper's variant and the one in the authors' code; the authors also
   prepend a warm-up of E = 1 rounds (5% of the budget), which ``custom`` can express;
 * ``custom(seq)``: any finite sequence of positive integers whose sum reaches the budget
   (truncated there).
@@ -17,8 +19,8 @@ Learning rate (round m, 1-based): lr_m = c0 / (m^a + b), split evenly over the E
 (each local step uses lr_m / E_m), as in the authors' public code, so one round moves the
 iterate like one SGD step of size lr_m on a minibatch of E_m samples per client. Defaults
 (``DEFAULT_LR``): c0 = 20, a = 0.51, b = 100, the values of the authors' public code for the
-fixed-sample simulations. (Their code omits the 1/r factor of the spec's update, so their step
-is r times ours.) With the spec's update we measured, on the Hete-L setting at t_T = 1e4 and
+fixed-sample simulations. (Their code omits the 1/r factor of the paper's update, so their step
+is r times ours.) With the paper's update we measured, on the Hete-L setting at t_T = 1e4 and
 400 replications of C1, RMSE / (Theorem 3.1 sd) = 0.98-1.08 for c0 = 20 against 1.1-2.1 for
 c0 = 5 and 3.4-23 for c0 = 1 (a slow transient from q_0 = 0): c0 = 20 is the default (README,
 quantile section). Single-machine baselines use the same formula with m = the sample index.
@@ -136,7 +138,7 @@ def by_name(name: str) -> Schedule:
 
 
 class LearningRate(NamedTuple):
-    """lr_m = scale / (m^power + offset) (the spec's c0 / (m^a + b))."""
+    """lr_m = scale / (m^power + offset) (the paper's c0 / (m^a + b))."""
 
     scale: float = 20.0
     power: float = 0.51

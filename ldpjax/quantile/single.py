@@ -1,4 +1,7 @@
-"""Single baseline: single-machine LDP SGD on one pooled stream (paper 001, Sec. 4).
+"""Single baseline: single-machine LDP SGD on one pooled stream.
+
+A baseline of "Federated Learning of Quantile Inference under Local Differential Privacy"
+(ICLR 2026), Sec. 4.
 
 All K t_T records form one stream, processed sequentially by one machine. Record t (1-based)
 comes from client k with probability p_k (so the stream is iid from the mixture sum_k p_k P_k,
@@ -203,7 +206,7 @@ def single(config: SingleConfig) -> Algorithm:
         return new_state, RoundOutputs(q, stats.mean, inference_variance(stats), stats.samples)
 
     # XLA's default (fusion) emitters: with the elemental ones this kernel compiled faster but
-    # ran up to ~2.8x slower on CPU (docs/pages/engine.md, "Compile options")
+    # ran slower on CPU (measured: docs/pages/benchmarks.md, "Where the time goes")
     return Algorithm(init, step, validate=validate, privacy_event=privacy_event)
 
 

@@ -1,4 +1,7 @@
-"""Asymptotic variance of Theorem 3.1 (paper 001), differentiable in every input.
+"""Asymptotic variance of Theorem 3.1, differentiable in every input.
+
+Theorem 3.1 of "Federated Learning of Quantile Inference under Local Differential Privacy"
+(ICLR 2026).
 
     sqrt(t_T) (Q^_T - Q*) -> N(0, sigma^2),
     sigma^2 = nu * sum_k p_k^2 [r_k^-2 - (2 F_k(Q*) - 1)^2] / [4 (sum_k p_k f_k(Q*))^2].

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from ldpjax.accounting import accountant as A
+from ldpjax.accounting import composition as C
 from ldpjax.accounting import events as E
 from ldpjax.accounting import gdp_delta, gdp_mu, krr_budget, krr_explore_prob, rr_rate
 from ldpjax.accounting.calibration import calibrate
@@ -49,10 +50,10 @@ def test_pure_round_trips():
 
 def test_compositions_and_target_delta():
     # 10 Gaussian releases: mu_total = sqrt(10) mu; by delta at eps = 1 as well
-    ten = calibrate(lambda m: E.SelfComposedEvent(E.GaussianEvent(m), 10), bracket=(0.01, 10.0),
+    ten = calibrate(lambda m: C.SelfComposedEvent(E.GaussianEvent(m), 10), bracket=(0.01, 10.0),
                     target_epsilon=TARGETS, delta=DELTA)
     np.testing.assert_allclose(ten * np.sqrt(10.0), gdp_mu(TARGETS, DELTA), rtol=2e-6)
-    listed = calibrate(lambda m: E.ComposedEvent((E.GaussianEvent(m),) * 10), bracket=(0.01, 10.0),
+    listed = calibrate(lambda m: C.ComposedEvent((E.GaussianEvent(m),) * 10), bracket=(0.01, 10.0),
                        target_epsilon=1.0, delta=DELTA)
     np.testing.assert_allclose(listed, ten[1], rtol=2e-6)
     mu = calibrate(E.GaussianEvent, bracket=(0.01, 20.0), target_delta=1e-3, epsilon=1.0)

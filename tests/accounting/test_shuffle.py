@@ -31,6 +31,7 @@ import pytest
 import scipy.stats as st
 
 from ldpjax.accounting import accountant as A
+from ldpjax.accounting import composition as Comp
 from ldpjax.accounting import events as E
 from ldpjax.accounting import shuffle as S
 
@@ -210,7 +211,7 @@ def test_traced_and_concrete_invalid_inputs(grid32):
     with pytest.raises(ValueError, match="eps0 must be in"):
         A.epsilon(S.ShuffledEvent(-1.0, 100), DELTA)
     with pytest.raises(NotImplementedError):  # no composition that drops the amplification
-        A.epsilon(E.ComposedEvent((S.ShuffledEvent(1.0, 100), E.LaplaceEvent(1.0))), DELTA)
+        A.epsilon(Comp.ComposedEvent((S.ShuffledEvent(1.0, 100), E.LaplaceEvent(1.0))), DELTA)
     # traced: NaN for the invalid entries (eps0 = -1 in the first column, n = 1000.5 in the
     # first row), the rest as if alone; edge budgets: eps0 = 0 gives 0, eps0 = inf gives inf,
     # and eps0 = 100 (e^eps0 overflows float32) about eps0 - 1e-6, no amplification: the

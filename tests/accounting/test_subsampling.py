@@ -23,6 +23,7 @@ import pytest
 from scipy.stats import norm
 
 from ldpjax.accounting import accountant as A
+from ldpjax.accounting import composition as C
 from ldpjax.accounting import events as E
 from ldpjax.accounting import pld as P
 from ldpjax.accounting import pld_accountant as PA
@@ -46,7 +47,7 @@ def _dpa_poisson_gaussian(sigma, q, rounds, delta):
 def test_poisson_gaussian_matches_dp_accounting(x64, sigma, q, rounds, delta):
     pytest.importorskip("dp_accounting")
     ref = _dpa_poisson_gaussian(sigma, q, rounds, delta)
-    event = E.SelfComposedEvent(PoissonSampledEvent(E.GaussianEvent(1 / sigma), q), rounds)
+    event = C.SelfComposedEvent(PoissonSampledEvent(E.GaussianEvent(1 / sigma), q), rounds)
     ours = float(A.epsilon(event, delta, grid=GRID))
     assert ref - 1e-4 * (1 + ref) <= ours <= ref + 1e-4 * (1 + ref)
 
@@ -56,7 +57,7 @@ def test_poisson_needs_the_inner_lower_law(x64):
     # lower law (Q-mass down to about -4): the inner PLD gets its own [-upper, upper]
     pytest.importorskip("dp_accounting")
     ref = _dpa_poisson_gaussian(2.0, 0.01, 100, 1e-6)
-    event = E.SelfComposedEvent(PoissonSampledEvent(E.GaussianEvent(0.5), 0.01), 100)
+    event = C.SelfComposedEvent(PoissonSampledEvent(E.GaussianEvent(0.5), 0.01), 100)
     ours = float(A.epsilon(event, 1e-6, grid=P.PldGrid(H, -1.0, 3.0 - H)))
     assert ref - 1e-4 * (1 + ref) <= ours <= ref + 1e-4 * (1 + ref)
 
@@ -66,7 +67,7 @@ def test_poisson_needs_the_inner_lower_law(x64):
 def test_poisson_gaussian_many_rounds(x64, sigma, q, rounds, delta):
     pytest.importorskip("dp_accounting")
     ref = _dpa_poisson_gaussian(sigma, q, rounds, delta)
-    event = E.SelfComposedEvent(PoissonSampledEvent(E.GaussianEvent(1 / sigma), q), rounds)
+    event = C.SelfComposedEvent(PoissonSampledEvent(E.GaussianEvent(1 / sigma), q), rounds)
     ours = float(A.epsilon(event, delta))
     assert ref - 1e-4 * (1 + ref) <= ours <= ref + 1e-4 * (1 + ref)
 
@@ -89,7 +90,7 @@ def test_poisson_pure_dp_matches_the_hand_built_pair(x64, eps0, q, rounds, delta
     pytest.importorskip("dp_accounting")
     lo = _dpa_sampled_rr(eps0, q, rounds, delta, False)
     hi = _dpa_sampled_rr(eps0, q, rounds, delta, True)
-    event = E.SelfComposedEvent(PoissonSampledEvent(E.PureDpEvent(eps0), q), rounds)
+    event = C.SelfComposedEvent(PoissonSampledEvent(E.PureDpEvent(eps0), q), rounds)
     ours = float(A.epsilon(event, delta, grid=GRID))
     assert lo - 1e-6 <= ours <= hi + 1e-4 * (1 + hi), (lo, ours, hi)
 
@@ -126,10 +127,10 @@ def test_without_replacement_rounds_below_rdp(x64):
     rdp = dpa.rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
     rdp.compose(dpa.SelfComposedDpEvent(
         dpa.SampledWithoutReplacementDpEvent(n, m, dpa.GaussianDpEvent(sigma)), rounds))
-    event = E.SelfComposedEvent(SampledWithoutReplacementEvent(E.GaussianEvent(1 / sigma), m, n),
+    event = C.SelfComposedEvent(SampledWithoutReplacementEvent(E.GaussianEvent(1 / sigma), m, n),
                                 rounds)
     ours = float(A.epsilon(event, delta, grid=GRID))
-    poisson = float(A.epsilon(E.SelfComposedEvent(
+    poisson = float(A.epsilon(C.SelfComposedEvent(
         PoissonSampledEvent(E.GaussianEvent(1 / sigma), m / n), rounds), delta, grid=GRID))
     assert ours <= rdp.get_epsilon(delta)
     assert ours >= poisson * 0.5  # same order as the Poisson claim, not a vacuous value
@@ -143,7 +144,7 @@ def test_checks_and_traced_values():
     with pytest.raises(ValueError, match="sample_size must be in"):
         A.epsilon(SampledWithoutReplacementEvent(E.GaussianEvent(1.0), 11, 10), 1e-5)
     with pytest.raises(NotImplementedError, match="composition of Gaussian releases"):
-        A.epsilon(PoissonSampledEvent(E.ComposedEvent((E.GaussianEvent(1.0), E.LaplaceEvent(1.0))),
+        A.epsilon(PoissonSampledEvent(C.ComposedEvent((E.GaussianEvent(1.0), E.LaplaceEvent(1.0))),
                                       0.5), 1e-5, grid=GRID)
     fn = jax.jit(lambda q: A.epsilon(PoissonSampledEvent(E.GaussianEvent(1.0), q), 1e-5,
                                      grid=PA.DEFAULT_GRID))

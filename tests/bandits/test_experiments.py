@@ -81,7 +81,10 @@ def test_zozo_experiment_falls_back_to_a_labelled_stand_in(tmp_path, exact_max_h
     assert {r["simulation"] for r in _table(out, "zozo") if r["policy"] != "oracle"} == {how}
     assert "SYNTHETIC" in result.data and "SYNTHETIC" in result.summary
     assert result.extra["real_data"] is False and "+-" not in result.summary
-    assert {v["status"] for v in result.extra["verdicts"]} <= {"reproduced", "partly", "not"}
+    # every verdict says it was judged on the stand-in; the budget check is a self-check
+    assert {v.data for v in result.verdicts} == {"synthetic stand-in"}
+    assert {v.kind for v in result.verdicts if "max_t xi_t <= gamma" in v.claim} == {"self-check"}
+    assert {v["status"] for v in [v.as_dict() for v in result.verdicts]} <= {"reproduced", "partly", "not"}
     rows = _table(out, "zozo")
     policies = {r["policy"] for r in rows}
     assert policies == {"constant", "dynamic", "nonprivate", "random", "oracle"}
@@ -93,8 +96,8 @@ def test_zozo_experiment_falls_back_to_a_labelled_stand_in(tmp_path, exact_max_h
     assert bounds and {r["policy"] for r in bounds} == {"constant", "dynamic"}
     assert all(float(r["regret_mean"]) <= float(r["bound"]) for r in bounds)
     _no_nan_cells(out)
-    _explained(result.extra["verdicts"])
-    claims = {v["claim"] for v in result.extra["verdicts"]}
+    _explained([v.as_dict() for v in result.verdicts])
+    claims = {v["claim"] for v in [v.as_dict() for v in result.verdicts]}
     assert "constant strategy peaks at a middle gamma at K=2" in claims
     assert "constant strategy's drop past its peak shrinks as K grows" in claims
     assert PAPER_TITLE in _figure_text(result.figures["zozo_clicks"])
@@ -121,7 +124,7 @@ def test_mba_experiment_small_and_fast(tmp_path):
     paired = _table(out, "mba_paired")
     assert {int(r["runs"]) for r in paired} == {8, 4} and len(paired) == 3 * 2
     _no_nan_cells(out)
-    _explained(result.extra["verdicts"])
+    _explained([v.as_dict() for v in result.verdicts])
     assert result.extra["runs_per_horizon"] == {"200": 8, "400": 4}
     assert "Lock-in at gamma=3" in result.summary and "uniform-play" in result.summary
     text = _figure_text(result.figures["mba_regret_clicks"])
@@ -136,7 +139,7 @@ def test_mba_experiment_tiny(tmp_path):
     assert {r["simulation"] for r in rows} >= {"per-visitor", "blocks (growth 0.01)"}
     assert {r["policy"] for r in rows} == {"constant", "dynamic", "nonprivate", "random",
                                            "gittins", "oracle"}
-    verdicts = {v["claim"]: v for v in result.extra["verdicts"]}
+    verdicts = {v["claim"]: v for v in [v.as_dict() for v in result.verdicts]}
     bounds = verdicts["mean regret <= the regret bounds (eqs. 15, 18, appendix constants)"]
     assert bounds["status"] == "reproduced" and bounds["ours"] <= 1.0
     assert verdicts["every run's experiment budget max_t xi_t <= gamma (parallel composition)"][
@@ -149,6 +152,7 @@ def test_portfolio_experiment_tiny(tmp_path, shared_data):
     result, out = _run("bandits-portfolio", tmp_path, 2, Gamma=(1.0, 10.0), block_growth=0.2,
                        data_dir=str(shared_data))
     assert "ASOS" in result.data and "SYNTHETIC" not in result.data
+    assert {v.data for v in result.verdicts} == {"real"}
     rows = _table(out, "portfolio")
     for r in rows:
         assert float(r["realised_spend_max"]) <= float(r["budget_spent"]) * (1 + 1e-6) + 1e-6
@@ -157,7 +161,7 @@ def test_portfolio_experiment_tiny(tmp_path, shared_data):
     equal = {float(r["Gamma"]): float(r["summed_bound"]) for r in rows
              if r["allocation"] == "equal split"}
     assert all(optimal[g] <= equal[g] for g in optimal)
-    statuses = {v["claim"]: v["status"] for v in result.extra["verdicts"]}
+    statuses = {v["claim"]: v["status"] for v in [v.as_dict() for v in result.verdicts]}
     assert statuses["bound-optimal allocation minimises the summed regret bound (eqs. 19-21)"] \
         == "reproduced"
     paired = _table(out, "portfolio_paired")

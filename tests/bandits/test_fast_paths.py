@@ -129,7 +129,7 @@ def _runs(fast, seed, strategy, seeds, horizon):
     rec = record.combine(clicks=record.total("click"), spend=bandits.max_spend())
     params = bandits.epsilon_greedy_params(ENV, strategy, 1.0)
     out = simulate(bandits.epsilon_greedy(config), params, make_key(seed), horizon,
-                   num_seeds=seeds, record=rec)
+                   num_seeds=seeds, record=rec, hints=bandits.epsilon_greedy_hints(config))
     return (np.asarray(out.state.shows.sum(1), float), np.asarray(out.record["clicks"], float),
             np.asarray(out.state.visits))
 

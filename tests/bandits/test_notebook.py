@@ -29,5 +29,6 @@ def test_privacy_budgeting_notebook_runs():
     assert "gamma*_const = 1.9682" in text
     assert "optax vs water-filling" in text
     assert "expected clicks over random play" in text
+    assert "optax through the accountant: gamma" in text  # section 4: its claim asserted inside
     # inline backend: the MBA regret panels and the elasticity curves
     assert_figures_displayed(nb, minimum=2)

@@ -193,7 +193,8 @@ def _mba_runs(seeds):
     params = product_grid(base, strategy=jnp.array([0, 2]), gamma=jnp.array(GAMMAS))
     rec = record.combine(regret=record.total(lambda o: o.regret), spend=bandits.max_spend())
     result = simulate(bandits.epsilon_greedy(config), params, make_key(7), T_MBA,
-                      num_seeds=seeds, grid_ndim=2, record=rec)
+                      num_seeds=seeds, grid_ndim=2, record=rec,
+                      hints=bandits.epsilon_greedy_hints(config))
     return result
 
 

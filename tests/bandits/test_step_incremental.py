@@ -49,7 +49,8 @@ def _rollout():
     base = bandits.epsilon_greedy_params(env, "dynamic", GAMMA)
     params = product_grid(base, strategy=jnp.asarray(STRATEGIES, jnp.int32))
     out = simulate(bandits.epsilon_greedy(config), params, make_key(5), T, num_seeds=SEEDS,
-                   grid_ndim=1, record=record.every_step())
+                   grid_ndim=1, record=record.every_step(),
+                   hints=bandits.epsilon_greedy_hints(config))
     return params, out
 
 

@@ -15,7 +15,8 @@ from ldpjax.testing import ConformanceCase  # the record lives in the library (r
 __all__ = ["FAMILY_MODULES", "ConformanceCase", "all_cases"]
 
 
-FAMILY_MODULES = ("cases_experts", "cases_quantile", "cases_bandits", "cases_demo")
+FAMILY_MODULES = ("cases_experts", "cases_quantile", "cases_bandits", "cases_demo",
+                  "cases_frequency")
 
 
 def all_cases() -> list[ConformanceCase]:

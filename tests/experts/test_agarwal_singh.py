@@ -15,6 +15,7 @@ from scipy import optimize, stats
 
 from ldpjax.accounting import gdp_delta
 from ldpjax.engine import make_key, record, simulate
+from ldpjax.experts import EXPERTS_HINTS
 from ldpjax.experts import agarwal_singh as A
 
 
@@ -56,6 +57,7 @@ def tree_runs():
         make_key(3),
         inputs=jnp.asarray(gains),
         num_seeds=6000,
+        hints=EXPERTS_HINTS,
         grid_ndim=1,
         record=record.combine(
             error=record.every_step(lambda o: o.prefix_error),

@@ -14,6 +14,7 @@ from scipy import integrate, stats
 from ldpjax.accounting import gdp_delta, gdp_tradeoff
 from ldpjax.engine import record, simulate
 from ldpjax.experts import (
+    EXPERTS_HINTS,
     AdaBatchConfig,
     adabatch_params,
     amplified_delta,
@@ -176,6 +177,7 @@ def test_fast_worst_case_simulator_matches_the_round_level_algorithm(simulated_b
         jax.random.key(8),
         num_seeds=RUNS,
         inputs=gains,
+        hints=EXPERTS_HINTS,
         record=record.at_steps([t], lambda out: out.batch_size),
     ).record[:, 0]
     for b in (2, 3, 5, 8, 13, 21, 34):

@@ -195,7 +195,7 @@ def test_mu_inf_learners_are_the_clean_learners(tiny):
 
 def test_verdicts_sweep_and_summary(tiny):
     result, out, _ = tiny
-    verdicts = result.extra["verdicts"]
+    verdicts = [v.as_dict() for v in result.verdicts]
     assert len(verdicts) == 3 * 4  # 4 claims x 3 readings (NM mu = 1 is a paper cell)
     for reading in E.READINGS.values():
         mine = [v for v in verdicts if v["claim"].startswith(f"[{reading.title}]")]
@@ -325,6 +325,8 @@ def test_experts_covid_on_the_real_extract(shared_data, tmp_path):
             assert 0 <= r[name] <= 5  # 5 weeks of densities in [0, 1]
         assert r["best_learner_in_run"] >= r["rw_meta"] - 5  # per run max over learners
         assert r["central_sensitivity"] == "1" and r["ldp_sensitivity"].startswith("sqrt(n)")
+        # one unit over the T = 5 weekly releases: mu sqrt(T)-GDP
+        assert r["run_mu"] == pytest.approx(r["mu"] * math.sqrt(5), rel=1e-5)
     assert rows[1]["paper_rw_meta"] == pytest.approx(36.87)
     assert rows[0]["paper_rw_meta"] is None
     settings = result.tables["agarwal_singh_settings"]
@@ -341,3 +343,25 @@ def test_experts_covid_on_the_real_extract(shared_data, tmp_path):
     ):
         assert (out / name).exists()
     assert len(result.tables["covid_learners"]) == 3 * 13  # mu values x learners
+
+
+def test_whole_run_claim_matches_the_gaussian_dp_closed_form():
+    """A unit in all T weekly releases: mu sqrt(T)-GDP, whose epsilon at delta solves
+    Phi(-eps/m + m/2) - e^eps Phi(-eps/m - m/2) = delta (Dong, Roth & Su 2022, Cor. 2.13;
+    scipy, float64, independent of ldpjax). At 148 weeks and mu = 1 the claim is vacuous."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    from ldpjax.experiments.experts_covid.rows import RUN_DELTA, whole_run_claim
+    from ldpjax.experiments.kit import vacuous_epsilon
+
+    def gdp_eps(m):
+        return brentq(lambda e: norm.cdf(-e / m + m / 2) - math.exp(e) * norm.cdf(-e / m - m / 2)
+                      - RUN_DELTA, 0.0, 500.0, xtol=1e-12)
+
+    for mu, weeks in ((0.25, 148), (1.0, 5), (1.0, 148)):
+        run_mu, run_eps = whole_run_claim(mu, weeks)
+        assert run_mu == pytest.approx(mu * math.sqrt(weeks), rel=1e-5)
+        assert run_eps == pytest.approx(gdp_eps(mu * math.sqrt(weeks)), rel=1e-3)
+    assert whole_run_claim(1.0, 148)[1] > vacuous_epsilon(RUN_DELTA)
+    assert whole_run_claim(math.inf, 148) == (math.inf, math.inf)

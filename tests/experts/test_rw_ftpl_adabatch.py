@@ -14,6 +14,7 @@ import pytest
 
 from ldpjax.engine import product_grid, record, rollout, seed_keys, simulate
 from ldpjax.experts import (
+    EXPERTS_HINTS,
     AdaBatchConfig,
     FTPLConfig,
     adabatch_params,
@@ -62,7 +63,7 @@ MUS, SEEDS = [0.5, 2.0, jnp.inf], 50
 def _engine(algo, params, key, gains, mus=MUS):
     """simulate over the shared (3 budgets x SEEDS seeds) shape, recording every round."""
     return simulate(algo, product_grid(params, mu=mus), key, num_seeds=SEEDS, inputs=gains,
-                    grid_ndim=1, record=EVERY)
+                    grid_ndim=1, record=EVERY, hints=EXPERTS_HINTS)
 
 
 _ROLLOUTS = {}
@@ -384,7 +385,8 @@ def test_sweeps_over_mu_compile_once():
     algo = ADABATCH
     first = _engine(algo, adabatch_params(1.0), _key(0), gains, mus=[0.5, 1.0, jnp.inf])
     misses = engine._kernels.cache_info().misses
-    _, advance, _ = engine._kernels(algo, EVERY, HORIZON, HORIZON, None, True)
+    _, advance, _ = engine._kernels(algo, EVERY, HORIZON, HORIZON, None, True, None,
+                                    EXPERTS_HINTS)
     traces = advance._cache_size()  # >= 1 (other seed counts, e.g. the slow regret run, add)
     second = _engine(algo, adabatch_params(1.0), _key(0), gains, mus=[0.25, 4.0, jnp.inf])
     assert engine._kernels.cache_info().misses == misses
@@ -400,6 +402,7 @@ def test_sweeps_over_mu_compile_once():
         inputs=gains,
         grid_ndim=2,
         record=EVERY,
+        hints=EXPERTS_HINTS,
     )
     assert both.record.gain.shape == (1, 3, SEEDS, HORIZON)
     assert engine._kernels.cache_info().misses == misses and advance._cache_size() == traces

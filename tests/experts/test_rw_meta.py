@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ldpjax.engine import make_key, product_grid, record, rollout, simulate
+from ldpjax.experts import EXPERTS_HINTS, privacy
 from ldpjax.experts import learners as L
-from ldpjax.experts import privacy
 from ldpjax.experts import rw_meta as M
 from ldpjax.experts.meta_bounds import regret_bound_meta
 
@@ -128,6 +128,7 @@ def static_meta_runs():
         make_key(11),
         inputs=jnp.asarray(STATIC_GAINS),
         num_seeds=4000,
+        hints=EXPERTS_HINTS,
         grid_ndim=1,
         record=record.every_step(lambda o: (o.chosen, o.level)),
     )
@@ -273,7 +274,8 @@ def regret_runs():
     alg = M.rw_meta_algorithm(SMALL, n)
     params = product_grid(M.meta_params(1.0, SMALL), mu=list(MUS_REGRET))
     res = simulate(
-        alg, params, make_key(5), inputs=gains, num_seeds=300, grid_ndim=1, record=REGRET_RECORD
+        alg, params, make_key(5), inputs=gains, num_seeds=300, grid_ndim=1, record=REGRET_RECORD,
+        hints=EXPERTS_HINTS,
     )
     # results on the host: the tests index them without eager (compiled) slicing
     return alg, params, gains, jax.tree_util.tree_map(np.asarray, res)

@@ -3,8 +3,9 @@
 usage: python distributed_script.py MODE OUT CHECKPOINT_DIR
   MODE=sweep : two small sweeps (a noisy counter over 4 privacy levels, 170 seeds in 7 chunks of
                25, the last one short; float, int32 and final-state leaves; the first call with
-               checkpoints, the second without and with the default seed chunk: one chunk
-               alone, one chunk per process with several); every process saves what it got to
+               the checkpointing runner, the second with the sharing runner and the default
+               seed chunk: one chunk alone, one chunk per process with several; both runners
+               share the chunks over the processes); every process saves what it got to
                OUT/records-p<id>.npz and its SimulationInfo to OUT/info-p<id>.json.
   MODE=kill  : the first sweep only; process 1 SIGKILLs itself as soon as the first round of
                chunks has been exchanged and process 0 has saved it (a killed process).
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from ldpjax import cluster
+from ldpjax import checkpointing, cluster
 
 cluster.initialize()  # before any JAX computation; no-op when run alone
 
@@ -72,7 +73,8 @@ def sweep(checkpoint_dir, progress=False):
     return simulate(
         COUNTER, jnp.asarray(MUS), make_key(11), NUM_STEPS, num_seeds=NUM_SEEDS, grid_ndim=1,
         record=record.combine(last=record.last("error"), bits=record.total("bit")),
-        seed_chunk=SEED_CHUNK, checkpoint_dir=checkpoint_dir, progress=progress,
+        seed_chunk=SEED_CHUNK, runner=checkpointing.checkpointed(checkpoint_dir),
+        progress=progress,
     )
 
 
@@ -85,6 +87,7 @@ def main(mode: str, out: str, checkpoint_dir: str) -> None:
     second = simulate(
         COUNTER, jnp.asarray(MUS[:2]), make_key(5), 16, num_seeds=9, grid_ndim=1,
         record=record.total("error"), keep_state=False,  # default chunk: split over processes
+        runner=checkpointing.shared(),
     )
     Path(out).mkdir(parents=True, exist_ok=True)
     np.savez(

@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldpjax.checkpointing import checkpointed
 from ldpjax.engine import Algorithm, enable_compile_cache, make_key, record, simulate
 
 if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)
@@ -108,7 +109,7 @@ def _kill_once_saved(checkpoint_dir):
 def slow_sweep(checkpoint_dir, progress=None):
     return simulate(
         SLOW, jnp.float32(0.5), make_key(3), 60, num_seeds=2 * SLOW_CHUNKS, seed_chunk=2,
-        record=record.total(), checkpoint_dir=checkpoint_dir, keep_state=False,
+        record=record.total(), runner=checkpointed(checkpoint_dir), keep_state=False,
         progress=progress,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,8 +17,8 @@ import numpy as np
 import pytest
 
 import ldpjax
+from ldpjax.checkpointing import ChunkStore
 from ldpjax.cli import INTERRUPT_MESSAGE, main
-from ldpjax.engine.store import ChunkStore
 from ldpjax.experiments.outdir import LOCK_NAME, claim_output_dir
 
 SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/conftest.py)
@@ -124,7 +125,9 @@ TINY = ["--seeds", "20", "--horizon", "20", "--mu", "1", "--no-progress"]
 
 
 def _one_line_error(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
+    # progress lines ("[demo] started ...", printed as a run starts) are not part of the error
+    lines = [line for line in err.splitlines()
+             if line.strip() and not re.match(r"\[[\w-]+\] ", line)]
     assert len(lines) == 1, err
     assert "Traceback" not in err
     return lines[0]
@@ -197,7 +200,7 @@ def test_full_disk_while_writing_is_one_line_and_leaves_no_temp_file(tmp_path, c
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("ldpjax.engine.store.np.savez", full)
+    monkeypatch.setattr("ldpjax.checkpointing.np.savez", full)
     out = tmp_path / "demo"
     assert main(["run", "demo", *TINY, "--out", str(out)]) == 1
     assert "no space left on the device" in _one_line_error(capsys.readouterr().err)
@@ -277,7 +280,7 @@ def test_reproduce_collects_verdicts(tmp_path, capsys):
     assert {v["experiment"] for v in report["verdicts"]} == {"v-plugin"}
     assert report["experiments"][0]["verdicts"] == 2
     printed = capsys.readouterr().out
-    assert "1 reproduced, 0 partly, 1 not (of 2 claims)" in printed
+    assert "1 reproduced, 0 partly, 1 not (of 2 paper claims)" in printed
     assert "why: our noise is larger" in printed
     summary = (out / "v-plugin" / "summary.txt").read_text()
     assert summary.startswith("Two claims.") and "[not] sd is 2" in summary

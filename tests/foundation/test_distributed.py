@@ -1,4 +1,4 @@
-"""Multi-process sweeps (ldpjax.engine.distributed, ldpjax.launch) with real processes.
+"""Multi-process sweeps (ldpjax.cluster, ldpjax.checkpointing, ldpjax.launch) with real processes.
 
 The sweeps run in subprocesses on 127.0.0.1 (``distributed_script.py``): one process alone, and
 two processes started by ``python -m ldpjax.launch`` (each with 2 CPU devices, so the exchange
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from ldpjax import cluster, launch
-from ldpjax.engine import distributed
+from ldpjax.engine.executor import local_devices
 from tests.conftest import early_start
 
 SCHEDULE_FIRST = 1  # long: pytest-xdist starts it early (tests/conftest.py)
@@ -179,12 +179,11 @@ def test_launcher_forwards_a_failure_and_stops_the_others(tmp_path):
     script.write_text(
         "import sys, time\n"
         "from ldpjax import cluster\n"
-        "from ldpjax.engine import distributed\n"
         "cfg = cluster.initialize()\n"
         "if cfg.process_id == 1:\n"
         f"    open({str(stamp)!r}, 'w').write(repr(time.time()))\n"
         "    sys.exit(3)\n"
-        "distributed.barrier('never')  # process 1 never comes: the launcher must stop us\n"
+        "cluster.barrier('never')  # process 1 never comes: the launcher must stop us\n"
     )
     proc = _launch([], script=script)
     assert proc.returncode == 3, proc.stderr[-3000:]
@@ -199,7 +198,6 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
     script.write_text(
         "import os, sys, time\n"
         "from ldpjax import cluster\n"
-        "from ldpjax.engine import distributed\n"
         "cfg = cluster.initialize()\n"
         f"open(os.path.join({str(tmp_path)!r}, f'pid-{{cfg.process_id}}'), 'w').write(str(os.getpid()))\n"
         "time.sleep(600)\n"
@@ -309,7 +307,7 @@ def test_chunk_bytes_round_trip_keeps_every_bit():
     b = np.array([[True, False, True], [False, False, True]])
     i = np.array([[2**62, -1, 0], [5, 6, 7]], np.int64)
     specs = [np.zeros((3,), np.float32)[0:0].reshape(0)]  # placeholder, replaced below
-    layout = distributed._Layout(((2, 5), (2, 5), (2, 5)),
+    layout = cluster._Layout(((2, 5), (2, 5), (2, 5)),
                                  (np.dtype(np.float32), np.dtype(bool), np.dtype(np.int64)))
     del specs
     row = layout.pack([f, b, i], 3)
@@ -363,5 +361,5 @@ def test_without_option_strips_processes_for_the_workers():
 def test_local_devices_in_one_process():
     import jax
 
-    assert distributed.local_devices(None) == jax.local_devices()
-    assert distributed.local_devices(jax.devices()[:1]) == jax.devices()[:1]
+    assert local_devices(None) == jax.local_devices()
+    assert local_devices(jax.devices()[:1]) == jax.devices()[:1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -15,7 +16,18 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ldpjax.engine import Algorithm, make_key, product_grid, record, rollout, simulate
+from ldpjax.checkpointing import checkpointed
+from ldpjax.engine import (
+    Algorithm,
+    ChunkOutcome,
+    ExecutionHints,
+    in_process,
+    make_key,
+    product_grid,
+    record,
+    rollout,
+    simulate,
+)
 from tests.conftest import early_start
 
 HERE = Path(__file__).resolve().parent
@@ -89,25 +101,48 @@ def test_results_do_not_depend_on_chunking():
 
 
 def test_scan_unroll_keeps_every_record_and_is_checked():
-    """``Algorithm.scan_unroll`` runs several steps per trip of the compiled loop: the same
+    """``ExecutionHints.scan_unroll`` runs several steps per trip of the compiled loop: the same
     steps with the same keys, so the records equal ``scan_unroll=1``'s up to the last bits of
     float arithmetic (XLA may contract a multiply-add in the unrolled body and not in the
-    rolled one), also with time chunks that are not a multiple of it; a value that is not an
-    int >= 1 is refused at ``simulate``'s boundary."""
+    rolled one), also with time chunks that are not a multiple of it, in ``simulate`` and in
+    ``rollout``; a value that is not an int >= 1 is refused when the record is built, and
+    ``simulate`` refuses hints that are not an ``ExecutionHints``."""
     params = product_grid(WalkParams(jnp.float32(1.0), jnp.float32(0.1)), scale=[0.5, 2.0])
     kw = dict(inputs=INPUTS, num_seeds=3, grid_ndim=1,
               record=record.combine(steps=record.every_step(lambda o: o["norm"]),
                                     last=record.last(lambda o: o["position"])))
     base = simulate(WALK, params, make_key(2), **kw)
     for unroll, time_chunk in [(2, None), (3, 13)]:
-        other = simulate(WALK._replace(scan_unroll=unroll), params, make_key(2),
-                         time_chunk=time_chunk, **kw)
+        other = simulate(WALK, params, make_key(2), time_chunk=time_chunk,
+                         hints=ExecutionHints(scan_unroll=unroll), **kw)
         # norms up to ~1e2 after 40 float32 steps: an ulp of rounding per step moves them by
         # ~40 * 2^-23 relative at most, far below 1e-5
         chex.assert_trees_all_close(base.record, other.record, rtol=1e-5, atol=0)
+    point = jax.tree_util.tree_map(lambda x: x[1], params)
+    one = rollout(WALK, point, make_key(2), inputs=INPUTS, seed_index=1, record=kw["record"])[1]
+    unrolled = rollout(WALK, point, make_key(2), inputs=INPUTS, seed_index=1, record=kw["record"],
+                       hints=ExecutionHints(scan_unroll=3))[1]
+    chex.assert_trees_all_close(one, unrolled, rtol=1e-5, atol=0)
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="scan_unroll must be an integer >= 1"):
-            simulate(WALK._replace(scan_unroll=bad), params, make_key(2), **kw)
+            ExecutionHints(scan_unroll=bad)
+    with pytest.raises(TypeError, match="hints must be an ldpjax.engine.ExecutionHints"):
+        simulate(WALK, params, make_key(2), hints={"scan_unroll": 2}, **kw)
+
+
+def test_algorithm_is_a_contract_of_four_fields():
+    """How a run executes is not part of the contract: the three speed hints live on
+    ``ExecutionHints`` only (one home per name), checked when the record is built."""
+    assert Algorithm._fields == ("init", "step", "validate", "privacy_event")
+    names = [f.name for f in dataclasses.fields(ExecutionHints)]
+    assert names == ["grid_major", "scan_unroll", "cpu_compiler_options"]
+    assert ExecutionHints() == ExecutionHints(False, 1, ())
+    assert hash(ExecutionHints(cpu_compiler_options=[("a", 1)])) == hash(
+        ExecutionHints(cpu_compiler_options=(("a", 1),)))
+    with pytest.raises(ValueError, match="grid_major must be a bool"):
+        ExecutionHints(grid_major=1)
+    with pytest.raises(ValueError, match=r"\(name, value\) pairs"):
+        ExecutionHints(cpu_compiler_options=("xla_cpu_use_fusion_emitters", False))
 
 
 def test_independent_streams_per_grid_point():
@@ -170,7 +205,7 @@ def test_rbg_keys_run():
 def test_checkpoint_reuse_and_corruption_detection(tmp_path):
     params = product_grid(WalkParams(jnp.float32(1.0), jnp.float32(0.0)), scale=[0.5, 1.0])
     kw = dict(num_seeds=12, seed_chunk=4, grid_ndim=1, record=record.total("norm"),
-              checkpoint_dir=tmp_path)
+              runner=checkpointed(tmp_path))
     first = simulate(WALK, params, make_key(5), 30, **kw)
     assert (first.info["chunks_computed"], first.info["chunks_loaded"]) == (3, 0)
     again = simulate(WALK, params, make_key(5), 30, **kw)
@@ -183,7 +218,11 @@ def test_checkpoint_reuse_and_corruption_detection(tmp_path):
     data = files[0].read_bytes()
     files[0].write_bytes(data[: len(data) // 2])  # truncated (incomplete write)
     raw = bytearray(files[1].read_bytes())
-    raw[len(raw) // 2] ^= 0xFF  # flipped bit inside an array
+    with np.load(files[1]) as data:
+        leaf = data["leaf_0000"].tobytes()
+    # flipped bits inside an array's data (the file's middle byte may be a zip header field
+    # that readers ignore: in x64 it falls in a ZIP64 size placeholder and went unnoticed)
+    raw[bytes(raw).index(leaf) + len(leaf) // 2] ^= 0xFF
     files[1].write_bytes(bytes(raw))
     (files[2].parent / (files[2].name + ".tmp-999")).write_bytes(b"partial")
     with pytest.warns(RuntimeWarning, match="invalid chunk"):
@@ -197,11 +236,72 @@ def test_checkpoint_reuse_and_corruption_detection(tmp_path):
     assert other.info["chunks_loaded"] == 0
 
 
+def test_a_runner_decides_where_chunks_come_from_and_the_records_stay_bit_identical():
+    """The seam: a runner may replan the chunks (as processes agreeing on a seed chunk do) and
+    the records are those of the default runner, bit for bit; an outcome that is not this
+    sweep's (a missing chunk, other dtypes, another call's work) is refused, never merged."""
+    params = product_grid(WalkParams(jnp.float32(1.0), jnp.float32(0.0)), scale=[0.5, 1.0])
+    kw = dict(num_seeds=10, seed_chunk=4, grid_ndim=1, record=record.total("norm"))
+    ref = simulate(WALK, params, make_key(5), 12, **kw)
+    seen, told = [], []
+
+    def replanning(work):
+        seen.append(work)
+        work = work.with_seed_chunk(3)
+        pieces = [work.compute(first, stop) for first, stop in work.chunks]
+        return ChunkOutcome(work, pieces, len(pieces), 0, "a fingerprint")
+
+    got = simulate(WALK, params, make_key(5), 12, runner=replanning, progress=told.append, **kw)
+    (work,) = seen
+    assert (work.seed_chunk, work.chunks, work.seed_chunk_chosen) == (4, ((0, 4), (4, 8), (8, 10)),
+                                                                      True)
+    assert {"algorithm", "recorder", "params", "key", "num_steps"} <= set(work.description)
+    assert (got.info.seed_chunk, got.info.chunks_computed, got.info.fingerprint) == (
+        3, 4, "a fingerprint")
+    assert told == []  # compute(first, stop) without a callback tells nothing
+    np.testing.assert_array_equal(got.record, ref.record)
+    chex.assert_trees_all_equal(got.state, ref.state)
+
+    def missing_chunk(work):
+        return ChunkOutcome(work, [work.compute(*work.chunks[0])], 1, 0)
+
+    def other_dtype(work):
+        out = in_process(work)
+        return out._replace(pieces=[[x.astype(np.float64) for x in p] for p in out.pieces])
+
+    def foreign(work):
+        return in_process(seen[0])
+
+    for runner, message in [(missing_chunk, "1 pieces for 3 seed chunks"),
+                            (other_dtype, r"seeds \[0, 4\) with leaves"),
+                            (foreign, "the work it was given")]:
+        with pytest.raises(ValueError, match=message):
+            simulate(WALK, params, make_key(5), 12, runner=runner, **kw)
+    with pytest.raises(TypeError, match="ChunkOutcome"):
+        simulate(WALK, params, make_key(5), 12, runner=lambda w: tuple(in_process(w)), **kw)
+    with pytest.raises(TypeError, match="runner must be a callable"):
+        simulate(WALK, params, make_key(5), 12, runner="chunks/", **kw)
+
+
+def test_the_checkpointing_runner_refuses_a_secure_key_sweep(tmp_path):
+    """``simulate`` never hands a secure key to a runner (test_engine_rng); the checkpointing
+    runner refuses one by itself too, before it touches the folder."""
+    works = []
+    simulate(WALK, WalkParams(jnp.float32(1.0), jnp.float32(0.0)), make_key(0), 3,
+             runner=lambda w: works.append(w) or in_process(w))
+    secure = dataclasses.replace(
+        works[0], description={**works[0].description, "key": "0f:ldpjax_secure128"})
+    with pytest.raises(ValueError, match="never runs a secure key"):
+        checkpointed(tmp_path / "chunks")(secure)
+    assert not any(tmp_path.iterdir())
+    assert checkpointed(tmp_path / "chunks")(works[0]).computed == 1  # a seeded key is saved
+
+
 def test_checkpoint_sha256_rejects_a_consistently_rewritten_chunk(tmp_path):
     """A chunk rewritten as a valid archive with the original metadata but one changed leaf
     passes the zip CRC and every shape/dtype check: only the SHA-256 comparison rejects it."""
     params = WalkParams(jnp.float32(1.0), jnp.float32(0.0))
-    kw = dict(num_seeds=3, record=record.total("norm"), checkpoint_dir=tmp_path)
+    kw = dict(num_seeds=3, record=record.total("norm"), runner=checkpointed(tmp_path))
     first = simulate(WALK, params, make_key(5), 10, **kw)
     (path,) = Path(tmp_path).glob("*/chunk-*.npz")
     with np.load(path) as data:

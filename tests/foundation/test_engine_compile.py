@@ -11,7 +11,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ldpjax.engine import ELEMENTAL_EMITTERS, Algorithm, make_key, product_grid, record, simulate
+from ldpjax.engine import (
+    ELEMENTAL_EMITTERS,
+    Algorithm,
+    ExecutionHints,
+    make_key,
+    product_grid,
+    record,
+    simulate,
+)
 from ldpjax.engine.compile import CompileTimer, enable_compile_cache, kernel_compiler_options
 
 rollout_mod = importlib.import_module("ldpjax.engine.rollout")
@@ -122,7 +130,7 @@ def test_compile_timer_and_cache_folder(tmp_path):
 
 
 def test_cpu_compiler_options_reach_the_kernels():
-    """``Algorithm.cpu_compiler_options`` is what the engine's kernels compile with on CPU: an
+    """``ExecutionHints.cpu_compiler_options`` is what the engine's kernels compile with on CPU: an
     option XLA does not know fails the compile (so the options are passed), the elemental
     emitters give the default options' records (codegen only), and no options means XLA's
     defaults (``compiler_options=None``)."""
@@ -130,11 +138,12 @@ def test_cpu_compiler_options_reach_the_kernels():
     assert kernel_compiler_options(ELEMENTAL_EMITTERS) == {"xla_cpu_use_fusion_emitters": False}
     grid = product_grid(P(1.0), mu=np.linspace(0.1, 5, 4))
     kw = dict(num_seeds=2, grid_ndim=1, record=record.total("total"))
-    unknown = Algorithm(_init, _body, cpu_compiler_options=(("xla_no_such_option_here", True),))
+    algorithm = Algorithm(_init, _body)
+    unknown = ExecutionHints(cpu_compiler_options=(("xla_no_such_option_here", True),))
     with pytest.raises(Exception, match="xla_no_such_option_here"):
-        simulate(unknown, grid, make_key(0), 10, **kw)
-    plain = simulate(Algorithm(_init, _body), grid, make_key(0), 10, **kw).record
-    elemental = simulate(Algorithm(_init, _body, cpu_compiler_options=ELEMENTAL_EMITTERS), grid,
-                         make_key(0), 10, **kw).record
+        simulate(algorithm, grid, make_key(0), 10, hints=unknown, **kw)
+    plain = simulate(algorithm, grid, make_key(0), 10, **kw).record
+    elemental = simulate(algorithm, grid, make_key(0), 10,
+                         hints=ExecutionHints(cpu_compiler_options=ELEMENTAL_EMITTERS), **kw).record
     # sums of 10 float32 terms of size <= ~30: a contracted multiply-add moves them by ulps
     np.testing.assert_allclose(np.asarray(elemental), np.asarray(plain), rtol=1e-5)

@@ -7,7 +7,17 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ldpjax.engine import Algorithm, make_key, plan_chunks, product_grid, record, rollout, simulate
+from ldpjax.checkpointing import checkpointed
+from ldpjax.engine import (
+    Algorithm,
+    in_process,
+    make_key,
+    plan_chunks,
+    product_grid,
+    record,
+    rollout,
+    simulate,
+)
 from ldpjax.engine.keys import INVARIANT_DEFAULT, KEY_IMPLS, key_impl_name
 
 
@@ -150,8 +160,11 @@ def test_simulate_runs_a_secure_key_once_and_never_converts_it(tmp_path):
         simulate(ALG, jnp.float32(1.0), key, 4, num_seeds=2)
     with pytest.raises(ValueError, match=r"2 grid point\(s\)"):
         simulate(ALG, grid, key, 4, grid_ndim=1)
-    with pytest.raises(ValueError, match="checkpoint_dir must be None with a secure key"):
-        simulate(ALG, jnp.float32(1.0), key, 4, checkpoint_dir=tmp_path)
+    # a release key never reaches a runner: not the checkpointing one (it would write a
+    # digest of the key to disk), not even the engine's own default passed by name
+    for runner in (checkpointed(tmp_path), in_process):
+        with pytest.raises(ValueError, match="runner must be None with a secure key"):
+            simulate(ALG, jnp.float32(1.0), key, 4, runner=runner)
     assert not any(tmp_path.iterdir())
     one = simulate(ALG, jnp.float32(1.0), key, 6, record=record.every_step("draw"))
     assert one.info.rng == "ldpjax_secure128" and one.record.shape == (1, 6)

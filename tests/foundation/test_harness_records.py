@@ -29,7 +29,8 @@ def test_verdicts_round_trip_through_their_dict():
               judge_condition("e", "c", False, partly=True, reason="why")):
         assert Verdict.from_dict(v.as_dict()).as_dict() == v.as_dict()
     assert verdict_table([judge("e", "c", 1.0, 1.0, 0.1)])[0].keys() == {
-        "experiment", "claim", "status", "ours", "paper", "tolerance", "tolerance_note", "reason"}
+        "experiment", "kind", "data", "claim", "status", "measure", "ours", "paper", "reference",
+        "tolerance", "tolerance_note", "reason", "text"}
     with pytest.raises(ValueError, match="unknown fields"):
         Verdict.from_dict({"experiment": "e", "claim": "c", "status": "not", "bogus": 1})
 
@@ -59,14 +60,14 @@ def test_progress_is_a_callback():
         simulate(algo, params, make_key(0), 6, grid_ndim=1, progress=True)
 
 
-def test_the_runtime_lives_with_the_application_and_answers_at_its_old_path():
-    from ldpjax import cluster
-    from ldpjax.engine import distributed
+def test_the_runtime_lives_with_the_application_only():
+    """The runtime and the chunk sharing are the application's (ldpjax.cluster); the engine
+    keeps no module that answers for them (no path from the core back to the application)."""
+    import importlib.util
 
-    with pytest.warns(DeprecationWarning, match="moved to ldpjax.cluster"):
-        assert distributed.initialize is cluster.initialize
-    with pytest.warns(DeprecationWarning, match="moved to ldpjax.cluster"):
-        assert distributed.config_from_env({}) == cluster.config_from_env({})
+    from ldpjax import cluster
+
+    assert importlib.util.find_spec("ldpjax.engine.distributed") is None
+    assert importlib.util.find_spec("ldpjax.engine.store") is None
     assert cluster.config_from_env({}).source == "single"
-    with pytest.raises(AttributeError):
-        distributed.not_a_name  # noqa: B018
+    assert callable(cluster.run_shared) and callable(cluster.agree)

@@ -49,7 +49,7 @@ def test_release_run_refuses_seeded_keys(name):
 
 def test_release_run_has_one_run_only():
     params = inspect.signature(release_run).parameters
-    assert not {"num_seeds", "grid_ndim", "rng", "seed_offset", "checkpoint_dir"} & set(params)
+    assert not {"num_seeds", "grid_ndim", "rng", "seed_offset", "runner"} & set(params)
     with pytest.raises(TypeError):
         release_run(ECHO, {}, M.secure_key(), inputs=ROWS_IN, num_seeds=2)  # type: ignore
 

@@ -112,7 +112,7 @@ def test_status_must_be_known_and_summary_counts():
                 judge("e", "c", 9.0, 1.0, 0.1)]
     assert [v.status for v in verdicts] == list(STATUSES)
     assert summary_lines(verdicts).splitlines()[0] == (
-        "Verdicts: 1 reproduced, 1 partly, 1 not (of 3 claims).")
+        "Verdicts: 1 reproduced, 1 partly, 1 not (of 3 paper claims).")
 
 
 def test_boundary_away_from_zero():

@@ -12,6 +12,7 @@ against its exact variance).
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import jax
@@ -20,17 +21,14 @@ import numpy as np
 import pytest
 
 from ldpjax import frequency as fq
-from ldpjax.mechanisms import (
-    duchi,
-    hadamard_response,
-    hybrid,
-    kary_randomized_response,
-    piecewise,
-    subset_selection,
-)
-from ldpjax.mechanisms import local_hashing as lh
-from ldpjax.mechanisms import unary_encoding as ue
+from ldpjax.mechanisms import duchi, hybrid, kary_randomized_response, piecewise
 from tests.mechanisms.oracle_checks import mean_bound, variance_bounds
+
+# by module: the package exports a function of the same name
+lh = importlib.import_module("ldpjax.mechanisms.local_hashing")
+ue = importlib.import_module("ldpjax.mechanisms.unary_encoding")
+hadamard_response = importlib.import_module("ldpjax.mechanisms.hadamard_response")
+subset_selection = importlib.import_module("ldpjax.mechanisms.subset_selection")
 
 R, N, D = 300, 200, 4
 HIST = np.array([100, 60, 40, 0])
@@ -56,22 +54,36 @@ def _olh(g):
 
 K_SS = subset_selection.subset_size(EPS, D)
 ORACLES = {
-    "grr": (lambda k: fq.grr_estimate(kary_randomized_response(k, ITEMS, EPS, D), EPS, D),
-            lambda: fq.grr_variance(EPS, D, N, FREQ)),
-    "oue": (lambda k: fq.oue_estimate(ue.optimized_unary_encoding(k, ITEMS, EPS, D), EPS),
-            lambda: fq.oue_variance(EPS, N, FREQ)),
-    "sue": (lambda k: fq.sue_estimate(ue.symmetric_unary_encoding(k, ITEMS, EPS, D), EPS),
-            lambda: fq.sue_variance(EPS, N, FREQ)),
-    "ue": (lambda k: fq.unary_estimate(ue.unary_encoding(k, ITEMS, 0.8, 0.3, D), 0.8, 0.3),
-           lambda: fq.unary_variance(0.8, 0.3, N, FREQ)),
+    "grr": (
+        lambda k: fq.grr_estimate(kary_randomized_response(k, ITEMS, EPS, D), EPS, D),
+        lambda: fq.grr_variance(EPS, D, N, FREQ),
+    ),
+    "oue": (
+        lambda k: fq.oue_estimate(ue.optimized_unary_encoding(k, ITEMS, EPS, D), EPS),
+        lambda: fq.oue_variance(EPS, N, FREQ),
+    ),
+    "sue": (
+        lambda k: fq.sue_estimate(ue.symmetric_unary_encoding(k, ITEMS, EPS, D), EPS),
+        lambda: fq.sue_variance(EPS, N, FREQ),
+    ),
+    "ue": (
+        lambda k: fq.unary_estimate(ue.unary_encoding(k, ITEMS, 0.8, 0.3, D), 0.8, 0.3),
+        lambda: fq.unary_variance(0.8, 0.3, N, FREQ),
+    ),
     "blh": (_olh(2)[0], lambda: _olh(2)[1]),
     "olh": (_olh(3)[0], lambda: _olh(3)[1]),
-    "hr": (lambda k: fq.hadamard_estimate(hadamard_response.hadamard_response(k, ITEMS, EPS, D),
-                                          EPS, D),
-           lambda: fq.hadamard_variance(EPS, N, FREQ)),
-    "ss": (lambda k: fq.subset_estimate(subset_selection.subset_selection(k, ITEMS, EPS, D, K_SS),
-                                        EPS, D, K_SS),
-           lambda: fq.subset_variance(EPS, D, K_SS, N, FREQ)),
+    "hr": (
+        lambda k: fq.hadamard_estimate(
+            hadamard_response.hadamard_response(k, ITEMS, EPS, D), EPS, D
+        ),
+        lambda: fq.hadamard_variance(EPS, N, FREQ),
+    ),
+    "ss": (
+        lambda k: fq.subset_estimate(
+            subset_selection.subset_selection(k, ITEMS, EPS, D, K_SS), EPS, D, K_SS
+        ),
+        lambda: fq.subset_variance(EPS, D, K_SS, N, FREQ),
+    ),
 }
 
 
@@ -81,7 +93,9 @@ def test_frequency_estimates_are_unbiased_with_the_closed_form_variance(name):
     estimates = _runs(run)
     var = np.asarray(variance(), np.float64) / N**2
     assert np.all(np.abs(estimates.mean(0) - FREQ) <= mean_bound(np.sqrt(var), R, D)), (
-        estimates.mean(0), FREQ)
+        estimates.mean(0),
+        FREQ,
+    )
     low, high = variance_bounds(var, R, D)
     sample = estimates.var(0, ddof=1)
     assert np.all((sample >= low) & (sample <= high)), (sample, var)
@@ -104,8 +118,9 @@ def _mean_variance(name):
             per = fq.piecewise_discrete_variance(EPS, x, G)
         else:
             beta = float(hybrid.hybrid_weight(2.0))
-            per = beta * fq.piecewise_discrete_variance(2.0, x, G) + (
-                1 - beta) * fq.duchi_variance(2.0, x)
+            per = beta * fq.piecewise_discrete_variance(2.0, x, G) + (1 - beta) * fq.duchi_variance(
+                2.0, x
+            )
         return float(np.sum(np.asarray(per))) / N**2
 
 
@@ -115,7 +130,8 @@ MEANS = {
     "hybrid": lambda k: fq.mean_estimate(hybrid.hybrid_mechanism(k, VALUES, 2.0, G)),
     # the simulation paths: the continuous mechanisms in floating point
     "piecewise_continuous": lambda k: fq.mean_estimate(
-        piecewise.piecewise_mechanism(k, VALUES, EPS, None)),
+        piecewise.piecewise_mechanism(k, VALUES, EPS, None)
+    ),
     "hybrid_continuous": lambda k: fq.mean_estimate(hybrid.hybrid_mechanism(k, VALUES, 2.0, None)),
 }
 

@@ -23,6 +23,7 @@ from ldpjax import frequency as fq
 
 N = 1000.0
 
+
 @pytest.fixture(autouse=True)
 def _digits():
     """60-digit mpmath for this module's tests only (mp.mp.dps is global to the process)."""
@@ -30,22 +31,24 @@ def _digits():
         yield
 
 
-
 @pytest.mark.parametrize("eps", [0.3, 1.0, 2.5])
 def test_the_papers_formulas_at_f_zero(x64, eps):
     e = math.exp(eps)
     d, g = 7.0, 5.0
-    np.testing.assert_allclose(fq.grr_variance(eps, d, N), N * (d - 2 + e) / (e - 1) ** 2,
-                               rtol=1e-12)
-    np.testing.assert_allclose(fq.sue_variance(eps, N), N * math.sqrt(e) / (math.sqrt(e) - 1) ** 2,
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        fq.grr_variance(eps, d, N), N * (d - 2 + e) / (e - 1) ** 2, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        fq.sue_variance(eps, N), N * math.sqrt(e) / (math.sqrt(e) - 1) ** 2, rtol=1e-12
+    )
     np.testing.assert_allclose(fq.oue_variance(eps, N), N * 4 * e / (e - 1) ** 2, rtol=1e-12)
-    np.testing.assert_allclose(fq.olh_variance(eps, g, N),
-                               N * (e - 1 + g) ** 2 / ((e - 1) ** 2 * (g - 1)), rtol=1e-12)
-    np.testing.assert_allclose(fq.olh_variance(eps, e + 1, N), fq.oue_variance(eps, N),
-                               rtol=1e-12)
-    np.testing.assert_allclose(fq.hadamard_variance(eps, N), N * ((e + 1) / (e - 1)) ** 2,
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        fq.olh_variance(eps, g, N), N * (e - 1 + g) ** 2 / ((e - 1) ** 2 * (g - 1)), rtol=1e-12
+    )
+    np.testing.assert_allclose(fq.olh_variance(eps, e + 1, N), fq.oue_variance(eps, N), rtol=1e-12)
+    np.testing.assert_allclose(
+        fq.hadamard_variance(eps, N), N * ((e + 1) / (e - 1)) ** 2, rtol=1e-12
+    )
 
 
 def _subset_pq(eps, d, k):
@@ -61,8 +64,7 @@ def test_subset_selection_variance_from_the_enumerated_law(x64, d, k):
     eps, f = 1.3, 0.2
     p, q = _subset_pq(mp.mpf(eps), d, k)
     exact = N * q * (1 - q) / (p - q) ** 2 + N * f * (p * (1 - p) - q * (1 - q)) / (p - q) ** 2
-    np.testing.assert_allclose(float(fq.subset_variance(eps, d, k, N, f)), float(exact),
-                               rtol=1e-12)
+    np.testing.assert_allclose(float(fq.subset_variance(eps, d, k, N, f)), float(exact), rtol=1e-12)
     pp, qq = fq.subset_probabilities(eps, d, k)
     np.testing.assert_allclose([float(pp), float(qq)], [float(p), float(q)], rtol=1e-12)
 
@@ -88,14 +90,17 @@ def _pm_variance(eps, x):
 
 @pytest.mark.parametrize("eps,x", [(0.5, 0.0), (1.0, -0.7), (3.0, 1.0), (6.0, 0.25)])
 def test_mean_mechanism_variances(x64, eps, x):
-    np.testing.assert_allclose(float(fq.piecewise_variance(eps, x)),
-                               float(_pm_variance(eps, mp.mpf(x))), rtol=1e-12)
+    np.testing.assert_allclose(
+        float(fq.piecewise_variance(eps, x)), float(_pm_variance(eps, mp.mpf(x))), rtol=1e-12
+    )
     b = (math.exp(eps) + 1) / (math.exp(eps) - 1)
     np.testing.assert_allclose(float(fq.duchi_variance(eps, x)), b * b - x * x, rtol=1e-12)
     beta = -math.expm1(-eps / 2) if eps > 0.61 else 0.0
-    np.testing.assert_allclose(float(fq.hybrid_variance(eps, x)),
-                               beta * float(_pm_variance(eps, mp.mpf(x))) + (1 - beta) * (
-                                   b * b - x * x), rtol=1e-12)
+    np.testing.assert_allclose(
+        float(fq.hybrid_variance(eps, x)),
+        beta * float(_pm_variance(eps, mp.mpf(x))) + (1 - beta) * (b * b - x * x),
+        rtol=1e-12,
+    )
 
 
 GRADIENTS = {

@@ -107,6 +107,6 @@ def pm_law(eps: float, g: float, x: float) -> tuple[np.ndarray, float]:
     for start, weight in ((low, 1 - up), (low + 1, up)):
         start = min(max(start, -m), m - w + 1)
         words = np.full(2 * m + 1, b, dtype=np.float64)
-        words[start + m:start + m + w] = a
+        words[start + m : start + m + w] = a
         law += float(weight) * words / t
     return law, (1 - t / TWO32) ** 2

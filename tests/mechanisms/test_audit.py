@@ -58,10 +58,12 @@ def test_audit_granular_gaussian():
     mu, g, delta = 1.0, 2.0**-8, 1e-3
     # N independent scalar releases (one record each; domain endpoints on the grid, so the
     # rounded sensitivity stays 1).
-    release = jax.jit(jax.vmap(
-        lambda k, v: M.gaussian_mechanism(k, v, 1.0, mu, domain=(0.0, 1.0), granularity=g),
-        in_axes=(0, None),
-    ))
+    release = jax.jit(
+        jax.vmap(
+            lambda k, v: M.gaussian_mechanism(k, v, 1.0, mu, domain=(0.0, 1.0), granularity=g),
+            in_axes=(0, None),
+        )
+    )
     event = M.granular_claim(1.0, mu, g, 1, (0.0, 1.0))
     k0, k1 = jax.random.split(jax.random.key(5))
     out0 = np.asarray(release(jax.random.split(k0, N), jnp.float32(0.0)))
@@ -82,10 +84,14 @@ def test_audit_float_gaussian_is_refuted_by_bits():
     k0, k1 = jax.random.split(jax.random.key(6))
     out0, out1 = np.asarray(release(k0, 0.0)), np.asarray(release(k1, 1.0))
     cuts = np.linspace(-1.0, 2.0, 13)
-    threshold_only = audit_epsilon(_threshold_events(out0, cuts), _threshold_events(out1, cuts), N, delta)
+    threshold_only = audit_epsilon(
+        _threshold_events(out0, cuts), _threshold_events(out1, cuts), N, delta
+    )
     claim = float(M.epsilon(M.GaussianEvent(mu), delta))
     assert threshold_only <= claim  # thresholds alone cannot see the leak
-    with_bits = audit_epsilon([int(_bit_pattern(out0).sum())], [int(_bit_pattern(out1).sum())], N, delta)
+    with_bits = audit_epsilon(
+        [int(_bit_pattern(out0).sum())], [int(_bit_pattern(out1).sum())], N, delta
+    )
     assert with_bits > 0  # the bit pattern alone already distinguishes the inputs
 
 

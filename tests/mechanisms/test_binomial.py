@@ -56,8 +56,17 @@ _draws = jax.jit(jax.vmap(lambda key, n, p: binomial(key, n, p), in_axes=(0, Non
 
 # both algorithms (mean n min(p, 1-p) at or below INVERSION_MAX_MEAN: inversion; above: BTRS),
 # the mirror p > 1/2, a mean right at the switch and a large n with a tiny p
-CASES = [(1, 0.5), (5, 0.3), (40, 0.2), (50, 0.2), (100, 0.3), (100, 0.9), (2_000, 0.5),
-         (10_000, 0.0003), (37, 0.73)]
+CASES = [
+    (1, 0.5),
+    (5, 0.3),
+    (40, 0.2),
+    (50, 0.2),
+    (100, 0.3),
+    (100, 0.9),
+    (2_000, 0.5),
+    (10_000, 0.0003),
+    (37, 0.73),
+]
 
 
 @pytest.mark.parametrize("n, p", CASES)
@@ -82,8 +91,9 @@ def test_mixed_batch_each_element_keeps_its_law():
     # one call holds elements for both loops: each column keeps its own law
     counts = jnp.asarray([3.0, 400.0, 25.0, 0.0], jnp.float32)
     probs = jnp.asarray([0.4, 0.45, 0.9, 0.5], jnp.float32)
-    draws = np.asarray(jax.jit(jax.vmap(lambda k: binomial(k, counts, probs)))(
-        jax.random.split(KEY, REPS)))
+    draws = np.asarray(
+        jax.jit(jax.vmap(lambda k: binomial(k, counts, probs)))(jax.random.split(KEY, REPS))
+    )
     for j in range(3):
         assert _chi_square_p(draws[:, j], int(counts[j]), float(probs[j])) > 1e-6
     assert np.all(draws[:, 3] == 0)

@@ -33,11 +33,15 @@ def _rates() -> np.ndarray:
     dtype = _dtype()
     rng = np.random.default_rng(0)
     half_ulp = np.finfo(dtype).eps / 2  # the spacing just below 1
-    rs = np.concatenate([
-        rng.uniform(0.0, 1.0, 400), 1.0 - rng.uniform(0.0, 1e-3, 200),
-        10.0 ** rng.uniform(-30.0, -1.0, 100), 1.0 - half_ulp * np.arange(1, 65),
-        [1e-9, 0.5, 0.7],
-    ]).astype(dtype)
+    rs = np.concatenate(
+        [
+            rng.uniform(0.0, 1.0, 400),
+            1.0 - rng.uniform(0.0, 1e-3, 200),
+            10.0 ** rng.uniform(-30.0, -1.0, 100),
+            1.0 - half_ulp * np.arange(1, 65),
+            [1e-9, 0.5, 0.7],
+        ]
+    ).astype(dtype)
     return rs[(rs > 0) & (rs < 1)]
 
 
@@ -55,9 +59,11 @@ def test_rr_epsilon_is_never_below_the_exact_value():
     rs = _rates()
     exact = np.array([float(_exact_eps(float(r))) for r in rs])
     eps_mach = float(np.finfo(_dtype()).eps)
-    for got in (np.asarray(acc.rr_epsilon(rs)),
-                np.asarray(M.epsilon(M.RandomizedResponseEvent(jnp.asarray(rs)), 0.0)),
-                np.asarray(jax.jit(acc.rr_epsilon)(rs))):
+    for got in (
+        np.asarray(acc.rr_epsilon(rs)),
+        np.asarray(M.epsilon(M.RandomizedResponseEvent(jnp.asarray(rs)), 0.0)),
+        np.asarray(jax.jit(acc.rr_epsilon)(rs)),
+    ):
         assert np.all(got >= exact)  # an upper bound for every r, 1 - k ulp included
         assert np.all(got <= exact * (1 + 32 * eps_mach))  # and accurate in relative terms
 
@@ -76,18 +82,28 @@ def test_rr_profile_is_never_below_the_exact_value():
     eps0 = np.array([float(_exact_eps(float(r))) for r in rs])
     eps = (rng.uniform(0.0, 1.2, rs.size) * eps0).astype(_dtype())
     deltas = np.asarray(M.delta(M.RandomizedResponseEvent(jnp.asarray(rs)), jnp.asarray(eps)))
-    exact = np.array([float(_exact_delta(float(r), float(e))) for r, e in zip(rs, eps, strict=True)])
+    exact = np.array(
+        [float(_exact_delta(float(r), float(e))) for r, e in zip(rs, eps, strict=True)]
+    )
     eps_mach = float(np.finfo(_dtype()).eps)
     assert np.all(deltas >= exact)
     assert np.all(deltas - exact <= 8 * eps_mach)  # an absolute error of a few ulps of r <= 1
     # epsilon(delta): deltas below r (some far below the float range of the dtype)
-    targets = np.where(rng.uniform(size=rs.size) < 0.3, 10.0 ** rng.uniform(-60, -5, rs.size),
-                       rng.uniform(0.0, 1.1, rs.size) * rs.astype(np.float64))
+    targets = np.where(
+        rng.uniform(size=rs.size) < 0.3,
+        10.0 ** rng.uniform(-60, -5, rs.size),
+        rng.uniform(0.0, 1.1, rs.size) * rs.astype(np.float64),
+    )
     targets = np.minimum(targets, 0.99)
-    got = np.array([float(M.epsilon(M.RandomizedResponseEvent(r), d))
-                    for r, d in zip(rs[:60], targets[:60], strict=True)])
-    exact = np.array([float(_exact_eps(float(r), d)) for r, d in zip(rs[:60], targets[:60],
-                                                                       strict=True)])
+    got = np.array(
+        [
+            float(M.epsilon(M.RandomizedResponseEvent(r), d))
+            for r, d in zip(rs[:60], targets[:60], strict=True)
+        ]
+    )
+    exact = np.array(
+        [float(_exact_eps(float(r), d)) for r, d in zip(rs[:60], targets[:60], strict=True)]
+    )
     assert np.all(got >= exact)
 
 

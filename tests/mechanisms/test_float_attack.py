@@ -32,8 +32,9 @@ def _releases(value: float, granularity, n: int = N):
     # path the whole vector is one release and its rounded sensitivity grows, which changes
     # nothing about the grid).
     release = jax.jit(
-        lambda k: M.gaussian_mechanism(k, jnp.full((n,), value, jnp.float32), 1.0, 1.0,
-                                       granularity=granularity)
+        lambda k: M.gaussian_mechanism(
+            k, jnp.full((n,), value, jnp.float32), 1.0, 1.0, granularity=granularity
+        )
     )
     return np.asarray(release(KEY0 if value == 0 else KEY1))
 

@@ -23,22 +23,34 @@ WORDS = jnp.array([0, 2**30, 2**31, 2**32 - 1], jnp.uint32)
 # name -> (release(key, budget), budget): the budget is the argument that jit traces or not
 MECHANISMS = {
     "gaussian float": (lambda k, b: M.gaussian_mechanism(k, X, 1.0, b), 0.7),
-    "gaussian granular": (lambda k, b: M.gaussian_mechanism(k, X, 1.0, b, domain=(0.0, 1.0),
-                                                            granularity=2**-6), 0.7),
+    "gaussian granular": (
+        lambda k, b: M.gaussian_mechanism(k, X, 1.0, b, domain=(0.0, 1.0), granularity=2**-6),
+        0.7,
+    ),
     "laplace float": (lambda k, b: M.laplace_mechanism(k, X, 1.0, b), 0.7),
-    "laplace granular": (lambda k, b: M.laplace_mechanism(k, X, 1.0, b, domain=(0.0, 1.0),
-                                                          granularity=2**-6), 0.7),
+    "laplace granular": (
+        lambda k, b: M.laplace_mechanism(k, X, 1.0, b, domain=(0.0, 1.0), granularity=2**-6),
+        0.7,
+    ),
     "randomized_response": (lambda k, b: M.randomized_response(k, BITS, b), 0.6),
     "randomized_response_from_bits": (
-        lambda k, b: M.randomized_response_from_bits(WORDS, jnp.zeros(4, jnp.int32), b), 0.6),
+        lambda k, b: M.randomized_response_from_bits(WORDS, jnp.zeros(4, jnp.int32), b),
+        0.6,
+    ),
     "randomized_response_bernoulli": (
-        lambda k, b: M.randomized_response_bernoulli(k, jnp.full(3, 0.3), b), 0.6),
+        lambda k, b: M.randomized_response_bernoulli(k, jnp.full(3, 0.3), b),
+        0.6,
+    ),
     "randomized_response_bernoulli_from_bits": (
-        lambda k, b: M.randomized_response_bernoulli_from_bits(WORDS, jnp.full(4, 0.3), b), 0.6),
+        lambda k, b: M.randomized_response_bernoulli_from_bits(WORDS, jnp.full(4, 0.3), b),
+        0.6,
+    ),
     "discrete_gaussian": (lambda k, b: M.discrete_gaussian(k, b, (3,)), 2.5),
     "discrete_laplace": (lambda k, b: M.discrete_laplace(k, b, (3,)), 2.5),
     "debias_randomized_response": (
-        lambda k, b: M.debias_randomized_response(jnp.array([0.0, 1.0]), b), 0.6),
+        lambda k, b: M.debias_randomized_response(jnp.array([0.0, 1.0]), b),
+        0.6,
+    ),
 }
 
 

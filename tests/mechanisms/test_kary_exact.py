@@ -48,8 +48,14 @@ def _exact_quotient(xi: float, k: int) -> mp.mpf:
 def _budgets(dtype, k: int) -> np.ndarray:
     rng = np.random.default_rng(k)
     bound = math.log1p(k * (TWO32 - 1.0))  # the refusal bound: exploration 2^-32
-    xi = np.concatenate([rng.uniform(0, 25, 150), 10.0 ** rng.uniform(-9, 0, 40),
-                         [0.0, 1.0, 2.0, 16.0, 17.0, bound * (1 - 1e-6)], NEAR_INTEGER])
+    xi = np.concatenate(
+        [
+            rng.uniform(0, 25, 150),
+            10.0 ** rng.uniform(-9, 0, 40),
+            [0.0, 1.0, 2.0, 16.0, 17.0, bound * (1 - 1e-6)],
+            NEAR_INTEGER,
+        ]
+    )
     return xi.astype(dtype)
 
 
@@ -68,8 +74,9 @@ def test_budget_width_is_the_exact_ceiling(precision, k):
     # the double-word error bound of budget_width, in words: 2^-9 (float32), 2^-44 (float64)
     slack = 2.0**-9 if precision == np.float32 else 2.0**-44
     extra = 0
-    for xi, q, c in zip(xis.tolist(), np.asarray(width).tolist(), np.asarray(capped).tolist(),
-                        strict=True):
+    for xi, q, c in zip(
+        xis.tolist(), np.asarray(width).tolist(), np.asarray(capped).tolist(), strict=True
+    ):
         y = _exact_quotient(xi, k)
         exact, cap = int(mp.ceil(y)), TWO32 // k
         if c:  # the cap floor(2^32 / K) applied: the ceiling (or the word above it) exceeds it
@@ -143,8 +150,14 @@ def test_concrete_budget_is_rounded_down_to_the_release_dtype():
 @pytest.mark.parametrize("k", [2, 3, 10, 1000])
 def test_krr_budget_never_under_reports_the_realised_mechanism(precision, k):
     rng = np.random.default_rng(k + 7)
-    ps = np.concatenate([rng.uniform(0, 1, 300), 10.0 ** rng.uniform(-9, 0, 100),
-                         1 - 10.0 ** rng.uniform(-7, -1, 50), [1.0, 0.5]]).astype(precision)
+    ps = np.concatenate(
+        [
+            rng.uniform(0, 1, 300),
+            10.0 ** rng.uniform(-9, 0, 100),
+            1 - 10.0 ** rng.uniform(-7, -1, 50),
+            [1.0, 0.5],
+        ]
+    ).astype(precision)
     ps = ps[ps >= 2.0**-32]
     claim = np.asarray(jax.jit(krr_budget)(jnp.asarray(ps), k), np.float64)
     for p, c in zip(ps.tolist(), claim.tolist(), strict=True):
@@ -161,8 +174,10 @@ def test_krr_budget_rounding_margin_is_needed(monkeypatch):
     monkeypatch.setattr(pure_lib, "KRR_ROUND_UP", 0)
     ps = np.random.default_rng(1).uniform(0.01, 1, 400).astype(np.float32)
     claim = np.asarray(krr_budget(jnp.asarray(ps), 3), np.float64)
-    below = [mp.mpf(c) < mp.log1p(3 * (1 - mp.mpf(p)) / mp.mpf(p))
-             for p, c in zip(ps.tolist(), claim.tolist(), strict=True)]
+    below = [
+        mp.mpf(c) < mp.log1p(3 * (1 - mp.mpf(p)) / mp.mpf(p))
+        for p, c in zip(ps.tolist(), claim.tolist(), strict=True)
+    ]
     assert any(below)
 
 
@@ -170,8 +185,9 @@ def test_krr_budget_rounding_margin_is_needed(monkeypatch):
 def test_category_width_is_exact_for_the_float_probability(precision, k):
     ps = np.random.default_rng(k).uniform(0, 1, 200).astype(precision)
     width, capped = jax.jit(kary.category_width)(jnp.asarray(ps), k)
-    for p, w, c in zip(ps.tolist(), np.asarray(width).tolist(), np.asarray(capped).tolist(),
-                       strict=True):
+    for p, w, c in zip(
+        ps.tolist(), np.asarray(width).tolist(), np.asarray(capped).tolist(), strict=True
+    ):
         raw = math.ceil(Fraction(p) * TWO32 / k)
         assert w == min(raw, TWO32 // k) and c == (raw > TWO32 // k)
 
@@ -189,8 +205,14 @@ def weighted_nominal(budgets, k):
 
 
 WEIGHTED = [
-    ([1.0, 16.0], 2), ([1.0, 17.0], 2), ([0.5, 1.0, 2.0], 3), ([0.5, 1.0, 21.0], 3),
-    ([0.25, 3.0, 3.0, 8.0], 4), ([2.0, 2.0], 2), ([0.0, 1.0, 2.0], 3), ([0.0, 0.0, 5.0], 3),
+    ([1.0, 16.0], 2),
+    ([1.0, 17.0], 2),
+    ([0.5, 1.0, 2.0], 3),
+    ([0.5, 1.0, 21.0], 3),
+    ([0.25, 3.0, 3.0, 8.0], 4),
+    ([2.0, 2.0], 2),
+    ([0.0, 1.0, 2.0], 3),
+    ([0.0, 0.0, 5.0], 3),
     ([1.0, 2.0, 0.3, 9.0], 3),  # padding beyond k = 3
 ]
 
@@ -200,8 +222,9 @@ def test_weighted_widths_are_the_exact_ceilings(precision):
     xi = np.asarray([b + [np.inf] * (4 - len(b)) for b, _ in WEIGHTED], precision)
     ks = np.asarray([k for _, k in WEIGHTED])
     widths, capped = jax.jit(jax.vmap(kary.weighted_category_widths))(jnp.asarray(xi), ks)
-    for row, k, got, cap in zip(xi, ks.tolist(), np.asarray(widths).tolist(),
-                                np.asarray(capped).tolist(), strict=True):
+    for row, k, got, cap in zip(
+        xi, ks.tolist(), np.asarray(widths).tolist(), np.asarray(capped).tolist(), strict=True
+    ):
         budgets = row.astype(np.float64).tolist()
         assert all(w == 0 for w in got[k:])
         zeros = sum(x == 0 for x in budgets[:k])
@@ -242,13 +265,17 @@ def test_weighted_release_maps_words_to_the_ranges(columns):
     widths = jnp.asarray([5, 0, 7] + [0] * (columns - 3), jnp.uint32)
     words = [[0, 0], [4, 0], [5, 0], [11, 0], [12, 0], [2**32 - 1, 0]]
     report, explored, spare = kary.weighted_randomized_response_from_bits(
-        jnp.asarray(words, jnp.uint32), 1, widths, False, 3)
+        jnp.asarray(words, jnp.uint32), 1, widths, False, 3
+    )
     assert report.tolist() == [0, 0, 2, 2, 1, 1]
     assert explored.tolist() == [True, True, True, True, False, False]
     assert np.all((np.asarray(spare) >= 0) & (np.asarray(spare) < 1))
     # an arm in use with no words while the truth keeps some: no privacy, refused when traced
-    traced = jax.jit(lambda w: kary.weighted_randomized_response_from_bits(
-        jnp.asarray(words, jnp.uint32), 1, w, False, 3)[0])
+    traced = jax.jit(
+        lambda w: kary.weighted_randomized_response_from_bits(
+            jnp.asarray(words, jnp.uint32), 1, w, False, 3
+        )[0]
+    )
     assert np.all(np.asarray(traced(widths)) == -1)
     with M.no_privacy_permitted():
         assert np.asarray(traced(widths)).tolist() == [0, 0, 2, 2, 1, 1]
@@ -264,9 +291,11 @@ def test_every_kary_function_jits_with_a_literal_budget():
         "explore": lambda c: M.kary_randomized_response_explore(KEY, c, 0.3, 4),
         "from_bits": lambda c: M.kary_randomized_response_from_bits(words, c, 0.3, 4)[0],
         "weighted": lambda c: kary.weighted_randomized_response_from_bits(
-            words, c, widths, capped, 4)[0],
-        "counts": lambda c: M.kary_randomized_response_counts(KEY, 50.0, c[1], 0.3,
-                                                              jnp.ones(4) / 4),
+            words, c, widths, capped, 4
+        )[0],
+        "counts": lambda c: M.kary_randomized_response_counts(
+            KEY, 50.0, c[1], 0.3, jnp.ones(4) / 4
+        ),
         "budget_width": lambda c: kary.budget_width(3.0, 4)[0] + c,
         "category_width": lambda c: kary.category_width(0.3, 4)[0] + c,
         "weighted_widths": lambda c: kary.weighted_category_widths([0.5, 1.0, 2.0, 3.0])[0] + c,
@@ -282,10 +311,16 @@ def test_every_kary_function_jits_with_a_traced_budget():
         "kary_randomized_response": (lambda x: M.kary_randomized_response(KEY, cats, x, 4), 3.0),
         "explore": (lambda p: M.kary_randomized_response_explore(KEY, cats, p, 4), 0.3),
         "from_bits": (lambda p: M.kary_randomized_response_from_bits(words, cats, p, 4)[0], 0.3),
-        "weighted": (lambda x: kary.weighted_randomized_response_from_bits(
-            words, cats, *kary.weighted_category_widths(x), 4)[0], jnp.asarray([0.5, 1, 2, 3.0])),
-        "counts": (lambda p: M.kary_randomized_response_counts(KEY, 50.0, 1, p, jnp.ones(4) / 4),
-                   0.3),
+        "weighted": (
+            lambda x: kary.weighted_randomized_response_from_bits(
+                words, cats, *kary.weighted_category_widths(x), 4
+            )[0],
+            jnp.asarray([0.5, 1, 2, 3.0]),
+        ),
+        "counts": (
+            lambda p: M.kary_randomized_response_counts(KEY, 50.0, 1, p, jnp.ones(4) / 4),
+            0.3,
+        ),
     }
     for name, (fn, budget) in cases.items():
         assert np.array_equal(np.asarray(jax.jit(fn)(budget)), np.asarray(fn(budget))), name
@@ -308,7 +343,8 @@ def test_non_integer_k_is_refused_or_invalid():
         "explore": lambda k: M.kary_randomized_response_explore(KEY, cats, 0.5, k),
         "from_bits": lambda k: M.kary_randomized_response_from_bits(words, cats, 0.5, k)[0],
         "weighted": lambda k: kary.weighted_randomized_response_from_bits(
-            words, cats, widths, False, k)[0],
+            words, cats, widths, False, k
+        )[0],
     }
     for name, fn in traced.items():
         assert np.all(np.asarray(jax.jit(fn)(4.5)) == -1), name  # not K = 4
@@ -321,15 +357,22 @@ def test_non_integer_k_is_refused_or_invalid():
 @pytest.mark.parametrize("dtype", [jnp.float16, jnp.bfloat16], ids=["float16", "bfloat16"])
 @pytest.mark.parametrize("argument", ["counts", "explore_prob", "weights"])
 def test_counts_refuse_low_precision(dtype, argument):
-    args = {"counts": jnp.asarray(3001.0), "explore_prob": jnp.asarray(0.3),
-            "weights": jnp.ones(3) / 3}
+    args = {
+        "counts": jnp.asarray(3001.0),
+        "explore_prob": jnp.asarray(0.3),
+        "weights": jnp.ones(3) / 3,
+    }
     args[argument] = args[argument].astype(dtype)
     with pytest.raises(ValueError, match=f"{argument} has dtype {jnp.dtype(dtype)}"):
-        M.kary_randomized_response_counts(KEY, args["counts"], 1, args["explore_prob"],
-                                          args["weights"])
+        M.kary_randomized_response_counts(
+            KEY, args["counts"], 1, args["explore_prob"], args["weights"]
+        )
     with pytest.raises(ValueError, match="has dtype"):  # dtypes are static: under jit too
-        jax.jit(lambda a: M.kary_randomized_response_counts(
-            KEY, a["counts"], 1, a["explore_prob"], a["weights"]))(args)
+        jax.jit(
+            lambda a: M.kary_randomized_response_counts(
+                KEY, a["counts"], 1, a["explore_prob"], a["weights"]
+            )
+        )(args)
 
 
 def test_counts_draw_explorers_and_their_arms_from_different_keys(monkeypatch):
@@ -344,6 +387,7 @@ def test_counts_draw_explorers_and_their_arms_from_different_keys(monkeypatch):
         def sampler(key, count, *args, **kwargs):
             seen[name] = np.asarray(jax.random.key_data(key)).ravel().tolist()
             return jnp.zeros(jnp.shape(count) + value, jnp.float32) + jnp.asarray(count) * 0
+
         return sampler
 
     monkeypatch.setattr(kary, "binomial", record("explorers", ()))

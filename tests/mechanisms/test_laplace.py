@@ -44,8 +44,9 @@ def test_float_path_has_the_laplace_sd():
 
 def test_granular_outputs_are_on_the_grid_and_the_claim_holds():
     g = 2.0**-6
-    out = np.asarray(M.laplace_mechanism(KEY, jnp.full(1000, 0.3), 1.0, 0.8, granularity=g,
-                                         domain=(0.0, 1.0)))
+    out = np.asarray(
+        M.laplace_mechanism(KEY, jnp.full(1000, 0.3), 1.0, 0.8, granularity=g, domain=(0.0, 1.0))
+    )
     np.testing.assert_array_equal(out / g, np.round(out / g))
     shift, scale = L.granular_laplace_scale(1.0, 0.8, g, 1, (0.0, 1.0))
     # grid-aligned domain: rounded sensitivity stays 1 = 64 grid steps; t = ceil(64 * 64/0.8)/64

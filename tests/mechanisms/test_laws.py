@@ -21,7 +21,8 @@ def _chi2_pvalue(counts: np.ndarray, probs: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize(
-    "sigma", [2.5, pytest.param(0.6, marks=pytest.mark.slow), pytest.param(11.0, marks=pytest.mark.slow)]
+    "sigma",
+    [2.5, pytest.param(0.6, marks=pytest.mark.slow), pytest.param(11.0, marks=pytest.mark.slow)],
 )
 def test_discrete_gaussian_pmf(sigma):
     y = np.asarray(jax.jit(lambda k: M.discrete_gaussian(k, sigma, (N // 4,)))(KEY))
@@ -75,7 +76,7 @@ def test_randomized_response_law(r):
     rep = np.asarray(jax.jit(M.randomized_response)(KEY, bits, r))
     p_true = (1 + r) / 2
     se = np.sqrt(p_true * (1 - p_true) / (N // 2))
-    assert abs(np.mean(rep[N // 2:] == 1) - p_true) < 6 * se
+    assert abs(np.mean(rep[N // 2 :] == 1) - p_true) < 6 * se
     assert abs(np.mean(rep[: N // 2] == 0) - p_true) < 6 * se
 
 
@@ -105,7 +106,9 @@ def test_kary_law(xi, k):
 
 def test_kary_spare_uniform_is_independent():
     words = M.report_bits(KEY, (N, 2))
-    report, explored, spare = M.kary_randomized_response_from_bits(words, jnp.zeros(N, jnp.int32), 0.6, 3)
+    report, explored, spare = M.kary_randomized_response_from_bits(
+        words, jnp.zeros(N, jnp.int32), 0.6, 3
+    )
     spare = np.asarray(spare)
     assert spare.min() >= 0 and spare.max() < 1
     # spare is uniform within each report value: means 1/2 +- 6 SE, SE = sqrt(1/12 / n_c)
@@ -121,11 +124,17 @@ def test_kary_counts_match_individual_reports():
     m, p, k, reps = 400, 0.35, 3, 2000
     weights = jnp.ones(k) / k
     keys = jax.random.split(KEY, reps)
-    counts = np.asarray(jax.jit(jax.vmap(
-        lambda kk: M.kary_randomized_response_counts(kk, float(m), 2, p, weights)))(keys))
+    counts = np.asarray(
+        jax.jit(
+            jax.vmap(lambda kk: M.kary_randomized_response_counts(kk, float(m), 2, p, weights))
+        )(keys)
+    )
     assert np.all(counts.sum(-1) == m)
-    singles = np.asarray(jax.jit(jax.vmap(
-        lambda kk: M.kary_randomized_response_explore(kk, jnp.full(m, 2), p, k)))(keys))
+    singles = np.asarray(
+        jax.jit(jax.vmap(lambda kk: M.kary_randomized_response_explore(kk, jnp.full(m, 2), p, k)))(
+            keys
+        )
+    )
     single_counts = np.stack([(singles == c).sum(-1) for c in range(k)], -1)
     # per category: mean m q_c, variance m q_c (1 - q_c); two-sample z with 6 SE
     q = np.array([p / k, p / k, 1 - p + p / k])
@@ -153,7 +162,9 @@ def test_multinomial_counts_equal_sequential_conditional_binomials():
         expected.append(draw)
         remaining, mass = remaining - draw, jnp.maximum(mass - probs[:, j], 0.0)
     expected = np.stack([*map(np.asarray, expected), np.asarray(remaining)], -1)
-    np.testing.assert_array_equal(np.asarray(jax.jit(multinomial_counts)(key, count, probs)), expected)
+    np.testing.assert_array_equal(
+        np.asarray(jax.jit(multinomial_counts)(key, count, probs)), expected
+    )
     # K = 1: everything in the one category
     np.testing.assert_array_equal(np.asarray(multinomial_counts(key, 5.0, jnp.ones(1))), [5.0])
 

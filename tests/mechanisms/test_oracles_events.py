@@ -26,10 +26,11 @@ import pytest
 
 from ldpjax.accounting import frequency_events as F
 from ldpjax.accounting.accountant import delta, epsilon, tradeoff
-from ldpjax.accounting.events import SelfComposedEvent
+from ldpjax.accounting.composition import SelfComposedEvent
 from tests.mechanisms.oracle_checks import pm_integers, pm_law
 
 E = mp.e
+
 
 @pytest.fixture(autouse=True)
 def _digits():
@@ -38,12 +39,16 @@ def _digits():
         yield
 
 
-
 def _laws_ue(p, q, d=3):
     p, q = mp.mpf(p), mp.mpf(q)
     outs = list(itertools.product((0, 1), repeat=d))
-    return [[mp.fprod((p if j == v else q) if b[j] else (1 - (p if j == v else q))
-                      for j in range(d)) for b in outs] for v in range(d)]
+    return [
+        [
+            mp.fprod((p if j == v else q) if b[j] else (1 - (p if j == v else q)) for j in range(d))
+            for b in outs
+        ]
+        for v in range(d)
+    ]
 
 
 def _krr(eps, g, y, bucket):
@@ -113,8 +118,10 @@ def _laws_hybrid(eps):
 
 def _profile(laws, e):
     e = mp.exp(mp.mpf(e))
-    return max(sum(max(mp.mpf(0), a - e * b) for a, b in zip(p, q, strict=True))
-               for p, q in itertools.permutations(laws, 2))
+    return max(
+        sum(max(mp.mpf(0), a - e * b) for a, b in zip(p, q, strict=True))
+        for p, q in itertools.permutations(laws, 2)
+    )
 
 
 def _epsilon(laws, target):
@@ -131,7 +138,9 @@ def _tradeoff(laws, alpha):
     """Neyman-Pearson tradeoff of the worst pair (min over ordered pairs)."""
     best = mp.mpf(1)
     for p, q in itertools.permutations(laws, 2):  # H0: p, H1: q; reject where q / p is large
-        cells = sorted(zip(p, q, strict=True), key=lambda c: -(c[1] / c[0]) if c[0] > 0 else -mp.inf)
+        cells = sorted(
+            zip(p, q, strict=True), key=lambda c: -(c[1] / c[0]) if c[0] > 0 else -mp.inf
+        )
         spent, power = mp.mpf(0), mp.mpf(0)
         for a, b in cells:
             take = min(a, mp.mpf(alpha) - spent) if a > 0 else mp.mpf(0)
@@ -162,9 +171,13 @@ CASES = {
 
 
 FAST_FLOAT32 = ("ue", "oue", "lh2", "pm")  # float32 for the others: behind -m slow
-PROFILE_CASES = [(dtype, name) if dtype == "float64" or name in FAST_FLOAT32 else
-                 pytest.param(dtype, name, marks=pytest.mark.slow)
-                 for dtype in ("float32", "float64") for name in sorted(CASES)]
+PROFILE_CASES = [
+    (dtype, name)
+    if dtype == "float64" or name in FAST_FLOAT32
+    else pytest.param(dtype, name, marks=pytest.mark.slow)
+    for dtype in ("float32", "float64")
+    for name in sorted(CASES)
+]
 
 
 @pytest.mark.parametrize("dtype,name", PROFILE_CASES)
@@ -194,8 +207,9 @@ def _check_profile(precision, name):
         assert claim <= exact + 1e-15 and claim >= exact - 10 * tol, (alpha, claim, exact)
 
 
-@pytest.mark.parametrize("name", ["ue", *(pytest.param(n, marks=pytest.mark.slow)
-                                          for n in ("lh2", "hr", "duchi"))])
+@pytest.mark.parametrize(
+    "name", ["ue", *(pytest.param(n, marks=pytest.mark.slow) for n in ("lh2", "hr", "duchi"))]
+)
 def test_three_uses_through_the_pld_accountant(name):
     make, laws_of, _ = CASES[name]
     laws = laws_of()
@@ -222,24 +236,36 @@ def test_discretised_piecewise_stays_below_its_claim(eps, g):
     assert mp.log(mp.mpf(a) / b) <= eps  # realised pure epsilon
 
 
-@pytest.mark.parametrize("make", [lambda e: F.UnaryEncodingEvent(0.5, 1 / (1 + jnp.exp(e))),
-                                  F.oue_event, F.sue_event,
-                                  lambda e: F.LocalHashingEvent(e, 4), F.HadamardResponseEvent,
-                                  lambda e: F.SubsetSelectionEvent(e, 10, 3), F.DuchiEvent,
-                                  F.PiecewiseEvent, F.HybridEvent])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda e: F.UnaryEncodingEvent(0.5, 1 / (1 + jnp.exp(e))),
+        F.oue_event,
+        F.sue_event,
+        lambda e: F.LocalHashingEvent(e, 4),
+        F.HadamardResponseEvent,
+        lambda e: F.SubsetSelectionEvent(e, 10, 3),
+        F.DuchiEvent,
+        F.PiecewiseEvent,
+        F.HybridEvent,
+    ],
+)
 def test_claims_are_differentiable_in_the_budget(make):
     grad = jax.grad(lambda e: epsilon(make(e), 1e-3) + delta(make(e), 0.5))(1.5)
     assert np.isfinite(float(grad)) and float(grad) > 0
 
 
-@pytest.mark.parametrize("event,name", [
-    (F.UnaryEncodingEvent(0.2, 0.5), "q must be <= p"),
-    (F.UnaryEncodingEvent(0.0, 0.0), "p"),
-    (F.LocalHashingEvent(-1.0, 4), "eps"),
-    (F.LocalHashingEvent(1.0, 2.5), "g"),
-    (F.SubsetSelectionEvent(1.0, 5, 5), "k must be in"),
-    (F.HadamardResponseEvent(float("nan")), "eps"),
-])
+@pytest.mark.parametrize(
+    "event,name",
+    [
+        (F.UnaryEncodingEvent(0.2, 0.5), "q must be <= p"),
+        (F.UnaryEncodingEvent(0.0, 0.0), "p"),
+        (F.LocalHashingEvent(-1.0, 4), "eps"),
+        (F.LocalHashingEvent(1.0, 2.5), "g"),
+        (F.SubsetSelectionEvent(1.0, 5, 5), "k must be in"),
+        (F.HadamardResponseEvent(float("nan")), "eps"),
+    ],
+)
 def test_concrete_bad_parameters_raise(event, name):
     with pytest.raises(ValueError, match=name):
         epsilon(event, 1e-5)

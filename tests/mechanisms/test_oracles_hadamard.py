@@ -10,6 +10,7 @@ empirical epsilon by Clopper-Pearson.
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import jax
@@ -20,19 +21,21 @@ import pytest
 
 from ldpjax.accounting.accountant import epsilon
 from ldpjax.accounting.frequency_events import HadamardResponseEvent
-from ldpjax.mechanisms import hadamard_response as hr
 from ldpjax.mechanisms import no_privacy_permitted
 from ldpjax.mechanisms.unary_encoding import other_bit_words
 from tests.mechanisms.oracle_checks import audit_epsilon, chi_square_ok
 
+# by module: the package exports a function of the same name
+hr = importlib.import_module("ldpjax.mechanisms.hadamard_response")
+
 KEY = jax.random.key(31)
+
 
 @pytest.fixture(autouse=True)
 def _digits():
     """60-digit mpmath for this module's tests only (mp.mp.dps is global to the process)."""
     with mp.workdps(60):
         yield
-
 
 
 @pytest.fixture(params=["float32", "float64"])
@@ -122,13 +125,16 @@ def test_audit_hadamard_response():
 
 
 # --------------------------------------------------------------------------- fail closed, jit
-@pytest.mark.parametrize("call,name", [
-    (lambda: hr.hadamard_response(KEY, 1, -1.0, 5), "eps"),
-    (lambda: hr.hadamard_response(KEY, 1, float("nan"), 5), "eps"),
-    (lambda: hr.hadamard_response(KEY, 5, 1.0, 5), "item"),
-    (lambda: hr.hadamard_response(KEY, 0, 1.0, 1), "d"),
-    (lambda: hr.hadamard_response(KEY, 0, jnp.bfloat16(1.0), 5), "bfloat16"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: hr.hadamard_response(KEY, 1, -1.0, 5), "eps"),
+        (lambda: hr.hadamard_response(KEY, 1, float("nan"), 5), "eps"),
+        (lambda: hr.hadamard_response(KEY, 5, 1.0, 5), "item"),
+        (lambda: hr.hadamard_response(KEY, 0, 1.0, 1), "d"),
+        (lambda: hr.hadamard_response(KEY, 0, jnp.bfloat16(1.0), 5), "bfloat16"),
+    ],
+)
 def test_concrete_bad_arguments_raise(call, name):
     with pytest.raises(ValueError, match=name):
         call()

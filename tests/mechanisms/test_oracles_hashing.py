@@ -11,6 +11,7 @@ public seed reaches most of the claimed epsilon without exceeding it.
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import jax
@@ -20,9 +21,11 @@ import pytest
 
 from ldpjax.accounting.accountant import epsilon
 from ldpjax.accounting.frequency_events import LocalHashingEvent
-from ldpjax.mechanisms import local_hashing as lh
 from ldpjax.mechanisms import no_privacy_permitted
 from tests.mechanisms.oracle_checks import audit_epsilon, chi_square_ok
+
+# by module: the package exports a function of the same name
+lh = importlib.import_module("ldpjax.mechanisms.local_hashing")
 
 KEY = jax.random.key(21)
 TWO32 = 2**32
@@ -98,8 +101,11 @@ def test_audit_local_hashing(eps, g):
     out0 = np.asarray(release(k0, jnp.zeros(n, jnp.int32), seeds, eps, g, d))
     out1 = np.asarray(release(k1, jnp.ones(n, jnp.int32), seeds, eps, g, d))
     apart = h[:, 0] != h[:, 1]
-    events = [lambda o: (o == h[:, 0]) & apart, lambda o: (o == h[:, 1]) & apart,
-              lambda o: o == h[:, 0]]
+    events = [
+        lambda o: (o == h[:, 0]) & apart,
+        lambda o: (o == h[:, 1]) & apart,
+        lambda o: o == h[:, 0],
+    ]
     hits0 = [int(np.sum(e(out0))) for e in events]
     hits1 = [int(np.sum(e(out1))) for e in events]
     eps_low = audit_epsilon(hits0, hits1, n)
@@ -110,7 +116,8 @@ def test_audit_local_hashing(eps, g):
 
 def test_olh_buckets():
     assert [lh.olh_buckets(e) for e in (0.0, 0.5, 1.0, 2.0, 4.0)] == [
-        max(2, round(math.exp(e) + 1)) for e in (0.0, 0.5, 1.0, 2.0, 4.0)]
+        max(2, round(math.exp(e) + 1)) for e in (0.0, 0.5, 1.0, 2.0, 4.0)
+    ]
     assert lh.olh_buckets(50.0) == lh.MAX_BUCKETS
 
 
@@ -130,16 +137,19 @@ def test_simulation_counts_have_the_nominal_mean():
 SEEDS = lh.local_hash_seeds(jax.random.key(0), (3,), 10)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: lh.local_hashing(KEY, 1, SEEDS[0], -1.0, 4, 10), "eps"),
-    (lambda: lh.local_hashing(KEY, 1, SEEDS[0], float("nan"), 4, 10), "eps"),
-    (lambda: lh.local_hashing(KEY, 10, SEEDS[0], 1.0, 4, 10), "item"),
-    (lambda: lh.local_hashing(KEY, 1, SEEDS[0], 1.0, 1, 10), "g"),
-    (lambda: lh.local_hashing(KEY, 1, SEEDS[0], 1.0, 70000, 10), "g"),
-    (lambda: lh.local_hashing(KEY, 1, SEEDS[0, :3], 1.0, 4, 10), "seeds"),
-    (lambda: lh.local_hashing(KEY, 1, SEEDS[0], jnp.float16(1.0), 4, 10), "float16"),
-    (lambda: lh.local_hashing(KEY, 1, SEEDS[0], 40.0, 4, 10), "too large"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: lh.local_hashing(KEY, 1, SEEDS[0], -1.0, 4, 10), "eps"),
+        (lambda: lh.local_hashing(KEY, 1, SEEDS[0], float("nan"), 4, 10), "eps"),
+        (lambda: lh.local_hashing(KEY, 10, SEEDS[0], 1.0, 4, 10), "item"),
+        (lambda: lh.local_hashing(KEY, 1, SEEDS[0], 1.0, 1, 10), "g"),
+        (lambda: lh.local_hashing(KEY, 1, SEEDS[0], 1.0, 70000, 10), "g"),
+        (lambda: lh.local_hashing(KEY, 1, SEEDS[0, :3], 1.0, 4, 10), "seeds"),
+        (lambda: lh.local_hashing(KEY, 1, SEEDS[0], jnp.float16(1.0), 4, 10), "float16"),
+        (lambda: lh.local_hashing(KEY, 1, SEEDS[0], 40.0, 4, 10), "too large"),
+    ],
+)
 def test_concrete_bad_arguments_raise(call, name):
     with pytest.raises(ValueError, match=name):
         call()
@@ -148,16 +158,20 @@ def test_concrete_bad_arguments_raise(call, name):
 def test_traced_bad_arguments_report_minus_one():
     release = jax.jit(lh.local_hashing, static_argnums=5)
     for eps in (-1.0, float("nan"), float("inf")):
-        assert np.asarray(release(KEY, jnp.array([1, 2, 3]), SEEDS, eps, 4, 10)).tolist() == [
-            -1] * 3
+        assert (
+            np.asarray(release(KEY, jnp.array([1, 2, 3]), SEEDS, eps, 4, 10)).tolist() == [-1] * 3
+        )
     assert np.asarray(release(KEY, jnp.array([10, -1, 3]), SEEDS, 1.0, 4, 10))[:2].tolist() == [
-        -1, -1]
-    assert np.asarray(release(KEY, jnp.array([1, 2, 3]), SEEDS, 1.0, 4.5, 10)).tolist() == [
-        -1] * 3
+        -1,
+        -1,
+    ]
+    assert np.asarray(release(KEY, jnp.array([1, 2, 3]), SEEDS, 1.0, 4.5, 10)).tolist() == [-1] * 3
     with no_privacy_permitted():
         exact = release(KEY, jnp.array([1, 2, 3]), SEEDS, float("inf"), 4, 10)
-    assert np.asarray(exact).tolist() == np.asarray(
-        lh.local_hash(SEEDS, jnp.array([1, 2, 3]), 4)).tolist()
+    assert (
+        np.asarray(exact).tolist()
+        == np.asarray(lh.local_hash(SEEDS, jnp.array([1, 2, 3]), 4)).tolist()
+    )
 
 
 def test_jits_with_literal_and_traced_budget(precision):

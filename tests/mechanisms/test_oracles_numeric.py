@@ -38,12 +38,12 @@ from tests.mechanisms.oracle_checks import (
 KEY = jax.random.key(51)
 TWO32 = 2**32
 
+
 @pytest.fixture(autouse=True)
 def _digits():
     """60-digit mpmath for this module's tests only (mp.mp.dps is global to the process)."""
     with mp.workdps(60):
         yield
-
 
 
 @pytest.fixture(params=["float32", "float64"])
@@ -53,8 +53,11 @@ def precision(request):
 
 
 FAST_GRIDS = {(0.01, 2**-8), (1.0, 2**-2), (2.0, 2**-4), (15.0, 2**-8)}
-GRIDS = [(e, g) if (e, g) in FAST_GRIDS else pytest.param(e, g, marks=pytest.mark.slow)
-         for g in (2**-2, 2**-4, 2**-8) for e in (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0)]
+GRIDS = [
+    (e, g) if (e, g) in FAST_GRIDS else pytest.param(e, g, marks=pytest.mark.slow)
+    for g in (2**-2, 2**-4, 2**-8)
+    for e in (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0)
+]
 
 
 @pytest.mark.parametrize("eps,g", GRIDS)
@@ -93,8 +96,9 @@ def test_piecewise_exact_law_is_unbiased_and_its_variance_closed_form(eps, g):
 def test_piecewise_law_matches_the_enumeration():
     eps, g, x, n = 1.0, 2**-2, 0.3, 80_000
     _, _, _, _, m, _, _ = pm_integers(eps, g)
-    out = np.asarray(jax.jit(piecewise.piecewise_mechanism, static_argnums=3)(
-        KEY, jnp.full(n, x), eps, g))
+    out = np.asarray(
+        jax.jit(piecewise.piecewise_mechanism, static_argnums=3)(KEY, jnp.full(n, x), eps, g)
+    )
     assert not np.any(np.isnan(out))
     index = np.round(out / g).astype(int) + m
     law, _ = pm_law(eps, g, x)
@@ -115,8 +119,9 @@ def test_duchi_law_and_values(precision):
     for x in (-1.0, -0.3, 0.0, 0.8, 1.0):
         out = np.asarray(release(KEY, jnp.full(n, x, precision), jnp.asarray(eps, precision)))
         assert np.all(np.abs(np.abs(out) - scale) <= 2 * np.finfo(precision).eps * scale)
-        rounded = Fraction(math.floor((1 + Fraction(float(np.asarray(x, precision)))) / 2
-                                      * TWO32), TWO32)
+        rounded = Fraction(
+            math.floor((1 + Fraction(float(np.asarray(x, precision)))) / 2 * TWO32), TWO32
+        )
         plus = float(rounded * (1 - Fraction(q, TWO32)) + (1 - rounded) * Fraction(q, TWO32))
         hits = int(np.sum(out > 0))
         assert abs(hits - n * plus) <= z_value(5) * math.sqrt(n * plus * (1 - plus) + 1e-12)
@@ -160,26 +165,30 @@ def test_audit_mean_mechanisms(name):
 
 
 # --------------------------------------------------------------------------- fail closed, jit
-@pytest.mark.parametrize("call,name", [
-    (lambda: duchi.duchi_mechanism(KEY, 1.5, 1.0), "x"),
-    (lambda: duchi.duchi_mechanism(KEY, float("nan"), 1.0), "x"),
-    (lambda: duchi.duchi_mechanism(KEY, 0.5, 0.0), "eps"),
-    (lambda: duchi.duchi_mechanism(KEY, 0.5, 1e-12), "too small"),
-    (lambda: duchi.duchi_mechanism(KEY, jnp.float16(0.5), 1.0), "float16"),
-    (lambda: piecewise.piecewise_mechanism(KEY, 0.5, float("inf")), "eps"),
-    (lambda: piecewise.piecewise_mechanism(KEY, 0.5, 20.0), "no valid discretised"),
-    (lambda: piecewise.piecewise_mechanism(KEY, 0.5, 1.0, 0.3), "power of two"),
-    (lambda: piecewise.piecewise_mechanism(KEY, -1.01, 1.0), "x"),
-    (lambda: hybrid.hybrid_mechanism(KEY, 0.5, -1.0), "eps"),
-    (lambda: hybrid.hybrid_mechanism(KEY, 2.0, 1.0), "x"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: duchi.duchi_mechanism(KEY, 1.5, 1.0), "x"),
+        (lambda: duchi.duchi_mechanism(KEY, float("nan"), 1.0), "x"),
+        (lambda: duchi.duchi_mechanism(KEY, 0.5, 0.0), "eps"),
+        (lambda: duchi.duchi_mechanism(KEY, 0.5, 1e-12), "too small"),
+        (lambda: duchi.duchi_mechanism(KEY, jnp.float16(0.5), 1.0), "float16"),
+        (lambda: piecewise.piecewise_mechanism(KEY, 0.5, float("inf")), "eps"),
+        (lambda: piecewise.piecewise_mechanism(KEY, 0.5, 20.0), "no valid discretised"),
+        (lambda: piecewise.piecewise_mechanism(KEY, 0.5, 1.0, 0.3), "power of two"),
+        (lambda: piecewise.piecewise_mechanism(KEY, -1.01, 1.0), "x"),
+        (lambda: hybrid.hybrid_mechanism(KEY, 0.5, -1.0), "eps"),
+        (lambda: hybrid.hybrid_mechanism(KEY, 2.0, 1.0), "x"),
+    ],
+)
 def test_concrete_bad_arguments_raise(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
-@pytest.mark.parametrize("fn", [duchi.duchi_mechanism, piecewise.piecewise_mechanism,
-                                hybrid.hybrid_mechanism])
+@pytest.mark.parametrize(
+    "fn", [duchi.duchi_mechanism, piecewise.piecewise_mechanism, hybrid.hybrid_mechanism]
+)
 def test_traced_bad_arguments_release_nan(fn):
     release = jax.jit(fn)
     assert np.all(np.isnan(np.asarray(release(KEY, jnp.array([2.0, jnp.nan, -3.0]), 1.0))))
@@ -211,8 +220,11 @@ def test_duchi_no_privacy_only_when_checked():
 @pytest.mark.parametrize("name", ["duchi", "piecewise", "hybrid"])
 def test_jits_with_literal_and_traced_budget(precision, name):
     x = jnp.asarray([-0.9, 0.0, 0.4, 1.0], precision)
-    fn = {"duchi": duchi.duchi_mechanism, "piecewise": piecewise.piecewise_mechanism,
-          "hybrid": hybrid.hybrid_mechanism}[name]
+    fn = {
+        "duchi": duchi.duchi_mechanism,
+        "piecewise": piecewise.piecewise_mechanism,
+        "hybrid": hybrid.hybrid_mechanism,
+    }[name]
     literal = np.asarray(jax.jit(lambda k: fn(k, x, 1.3))(KEY))
     traced = np.asarray(jax.jit(fn)(KEY, x, jnp.asarray(1.3, precision)))
     assert not np.any(np.isnan(literal))

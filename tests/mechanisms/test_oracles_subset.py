@@ -10,6 +10,7 @@ a brute-force minimum of the variance.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 
@@ -22,18 +23,20 @@ import pytest
 from ldpjax.accounting.accountant import epsilon
 from ldpjax.accounting.frequency_events import SubsetSelectionEvent
 from ldpjax.mechanisms import no_privacy_permitted
-from ldpjax.mechanisms import subset_selection as ss
 from tests.mechanisms.oracle_checks import audit_epsilon, chi_square_ok
+
+# by module: the package exports a function of the same name
+ss = importlib.import_module("ldpjax.mechanisms.subset_selection")
 
 KEY = jax.random.key(41)
 TWO32 = 2**32
+
 
 @pytest.fixture(autouse=True)
 def _digits():
     """60-digit mpmath for this module's tests only (mp.mp.dps is global to the process)."""
     with mp.workdps(60):
         yield
-
 
 
 @pytest.fixture(params=["float32", "float64"])
@@ -70,15 +73,17 @@ def test_members_are_the_smallest_keys_and_ties_are_invalid():
     tied[5] = tied[2]
     words = jnp.asarray(np.concatenate([[2**32 - 1], tied.ravel()]).astype(np.uint32))
     for item in range(d):
-        assert np.asarray(ss.subset_selection_from_bits(words, item, 1.0, d, k)).tolist() == [
-            -1] * d
+        assert (
+            np.asarray(ss.subset_selection_from_bits(words, item, 1.0, d, k)).tolist() == [-1] * d
+        )
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0])
 def test_law_over_all_subsets(eps):
     d, k, item, n = 5, 2, 3, 60_000
-    out = np.asarray(jax.jit(ss.subset_selection, static_argnums=(3, 4))(
-        KEY, jnp.full(n, item), eps, d, k))
+    out = np.asarray(
+        jax.jit(ss.subset_selection, static_argnums=(3, 4))(KEY, jnp.full(n, item), eps, d, k)
+    )
     assert np.all(out.sum(-1) == k)
     subsets = list(itertools.combinations(range(d), k))
     codes = (out.astype(np.int64) * 2 ** np.arange(d)).sum(-1)
@@ -95,8 +100,11 @@ def test_audit_subset_selection():
     k0, k1 = jax.random.split(jax.random.key(13))
     out0 = np.asarray(release(k0, jnp.zeros(n, jnp.int32), eps, d, k))
     out1 = np.asarray(release(k1, jnp.ones(n, jnp.int32), eps, d, k))
-    events = [lambda o: (o[:, 0] == 1) & (o[:, 1] == 0), lambda o: (o[:, 0] == 0) & (o[:, 1] == 1),
-              lambda o: o[:, 0] == 1]
+    events = [
+        lambda o: (o[:, 0] == 1) & (o[:, 1] == 0),
+        lambda o: (o[:, 0] == 0) & (o[:, 1] == 1),
+        lambda o: o[:, 0] == 1,
+    ]
     hits0 = [int(np.sum(e(out0))) for e in events]
     hits1 = [int(np.sum(e(out1))) for e in events]
     eps_low = audit_epsilon(hits0, hits1, n)
@@ -111,18 +119,22 @@ def test_subset_size_minimises_the_variance():
             best = min(range(1, d), key=lambda k: ss.subset_variance_factor(eps, d, k))
             chosen = ss.subset_size(eps, d)
             assert ss.subset_variance_factor(eps, d, chosen) <= ss.subset_variance_factor(
-                eps, d, best) * (1 + 1e-12)
+                eps, d, best
+            ) * (1 + 1e-12)
 
 
 # --------------------------------------------------------------------------- fail closed, jit
-@pytest.mark.parametrize("call,name", [
-    (lambda: ss.subset_selection(KEY, 1, -1.0, 5, 2), "eps"),
-    (lambda: ss.subset_selection(KEY, 1, float("nan"), 5, 2), "eps"),
-    (lambda: ss.subset_selection(KEY, 5, 1.0, 5, 2), "item"),
-    (lambda: ss.subset_selection(KEY, 1, 1.0, 5, 5), "k"),
-    (lambda: ss.subset_selection(KEY, 1, 1.0, 5, 0), "k"),
-    (lambda: ss.subset_selection(KEY, 1, jnp.float16(1.0), 5, 2), "float16"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: ss.subset_selection(KEY, 1, -1.0, 5, 2), "eps"),
+        (lambda: ss.subset_selection(KEY, 1, float("nan"), 5, 2), "eps"),
+        (lambda: ss.subset_selection(KEY, 5, 1.0, 5, 2), "item"),
+        (lambda: ss.subset_selection(KEY, 1, 1.0, 5, 5), "k"),
+        (lambda: ss.subset_selection(KEY, 1, 1.0, 5, 0), "k"),
+        (lambda: ss.subset_selection(KEY, 1, jnp.float16(1.0), 5, 2), "float16"),
+    ],
+)
 def test_concrete_bad_arguments_raise(call, name):
     with pytest.raises(ValueError, match=name):
         call()

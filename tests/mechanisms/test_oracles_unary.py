@@ -12,6 +12,7 @@ most of it, and every invalid argument fails closed. Run in float32 and under x6
 
 from __future__ import annotations
 
+import importlib
 import math
 from fractions import Fraction
 
@@ -24,18 +25,20 @@ import pytest
 from ldpjax.accounting.accountant import epsilon
 from ldpjax.accounting.frequency_events import UnaryEncodingEvent, oue_event, sue_event
 from ldpjax.mechanisms import no_privacy_permitted
-from ldpjax.mechanisms import unary_encoding as ue
 from tests.mechanisms.oracle_checks import audit_epsilon, chi_square_ok
+
+# by module: the package exports a function of the same name
+ue = importlib.import_module("ldpjax.mechanisms.unary_encoding")
 
 TWO32 = 2**32
 KEY = jax.random.key(11)
+
 
 @pytest.fixture(autouse=True)
 def _digits():
     """60-digit mpmath for this module's tests only (mp.mp.dps is global to the process)."""
     with mp.workdps(60):
         yield
-
 
 
 @pytest.fixture(params=["float32", "float64"])
@@ -47,8 +50,13 @@ def precision(request):
 
 def _budgets(dtype) -> np.ndarray:
     rng = np.random.default_rng(5)
-    grid = np.concatenate([rng.uniform(0, 25, 60), 10.0 ** rng.uniform(-8, 0, 20),
-                           [0.0, 1e-30, 0.5, 1.0, 2.0, 22.0, 30.0, 60.0]])
+    grid = np.concatenate(
+        [
+            rng.uniform(0, 25, 60),
+            10.0 ** rng.uniform(-8, 0, 20),
+            [0.0, 1e-30, 0.5, 1.0, 2.0, 22.0, 30.0, 60.0],
+        ]
+    )
     return grid.astype(dtype)
 
 
@@ -67,8 +75,9 @@ def test_preset_thresholds_are_the_exact_ceiling(precision, preset):
     fn = ue.oue_thresholds if preset == "oue" else ue.sue_thresholds
     t_p, t_q, certain, ok = jax.jit(fn)(jnp.asarray(eps))
     assert bool(np.all(ok)) and not np.any(certain)
-    for e, tp, tq in zip(eps.tolist(), np.asarray(t_p).tolist(), np.asarray(t_q).tolist(),
-                         strict=True):
+    for e, tp, tq in zip(
+        eps.tolist(), np.asarray(t_p).tolist(), np.asarray(t_q).tolist(), strict=True
+    ):
         x = e if preset == "oue" else e / 2  # halving a float is exact
         y = mp.mpf(TWO32) / (mp.exp(mp.mpf(x)) + 1)
         exact = _other_words_exact(x)
@@ -79,8 +88,12 @@ def test_preset_thresholds_are_the_exact_ceiling(precision, preset):
         # the realised epsilon never exceeds the budget; each probability within 2^-32
         realised = mp.log(mp.mpf(tp) * (TWO32 - tq) / (mp.mpf(TWO32 - tp) * tq))
         assert realised <= mp.mpf(e), (e, tp, tq)
-        assert 0 <= mp.mpf(tq) / TWO32 - 1 / (mp.exp(mp.mpf(x)) + 1) <= 2.0**-32 * (
-            1 + _slack(precision)) or tq == 2**31
+        assert (
+            0
+            <= mp.mpf(tq) / TWO32 - 1 / (mp.exp(mp.mpf(x)) + 1)
+            <= 2.0**-32 * (1 + _slack(precision))
+            or tq == 2**31
+        )
 
 
 def test_oue_keeps_exactly_half_the_words():
@@ -95,8 +108,9 @@ def test_pq_thresholds_are_exact_for_the_floats(precision):
     q = np.maximum(q, np.asarray(1e-7, precision))
     t_p, t_q, certain, ok = ue.unary_encoding_thresholds(p, q)
     assert bool(np.all(ok)) and not np.any(certain)
-    for pp, qq, tp, tq in zip(p.tolist(), q.tolist(), np.asarray(t_p).tolist(),
-                              np.asarray(t_q).tolist(), strict=True):
+    for pp, qq, tp, tq in zip(
+        p.tolist(), q.tolist(), np.asarray(t_p).tolist(), np.asarray(t_q).tolist(), strict=True
+    ):
         assert tp == math.floor(Fraction(pp) * TWO32)
         assert tq == min(math.ceil(Fraction(qq) * TWO32), tp)
         claim = mp.log(mp.mpf(pp) * (1 - mp.mpf(qq)) / ((1 - mp.mpf(pp)) * mp.mpf(qq)))
@@ -104,13 +118,21 @@ def test_pq_thresholds_are_exact_for_the_floats(precision):
         assert realised <= claim
     event = UnaryEncodingEvent(jnp.asarray(p), jnp.asarray(q))
     claims = np.asarray(epsilon(event, 0.0), np.float64)
-    exact = [float(mp.log(mp.mpf(a) * (1 - mp.mpf(b)) / ((1 - mp.mpf(a)) * mp.mpf(b))))
-             for a, b in zip(p.tolist(), q.tolist(), strict=True)]
+    exact = [
+        float(mp.log(mp.mpf(a) * (1 - mp.mpf(b)) / ((1 - mp.mpf(a)) * mp.mpf(b))))
+        for a, b in zip(p.tolist(), q.tolist(), strict=True)
+    ]
     assert np.all(claims >= exact)  # the event rounds up, by at most its rounding bound: a
     # few units of epsilon of the four log terms (eps is a difference of logits)
-    size = np.array([sum(abs(float(t)) for t in (mp.log(a), mp.log(1 - mp.mpf(a)), mp.log(b),
-                                                  mp.log(1 - mp.mpf(b))))
-                     for a, b in zip(p.tolist(), q.tolist(), strict=True)])
+    size = np.array(
+        [
+            sum(
+                abs(float(t))
+                for t in (mp.log(a), mp.log(1 - mp.mpf(a)), mp.log(b), mp.log(1 - mp.mpf(b)))
+            )
+            for a, b in zip(p.tolist(), q.tolist(), strict=True)
+        ]
+    )
     assert np.all(claims - exact <= 16 * np.finfo(precision).eps * (size + np.abs(exact)))
 
 
@@ -118,9 +140,13 @@ def test_preset_events_round_their_probabilities_towards_less_privacy(precision)
     # the claims' own (p, q): p never below, q never above the exact preset for the float eps
     eps = _budgets(precision)[:60]
     oue, sue = oue_event(jnp.asarray(eps)), sue_event(jnp.asarray(eps))
-    for e, q_oue, p_sue, q_sue in zip(eps.tolist(), np.asarray(oue.q).tolist(),
-                                      np.asarray(sue.p).tolist(), np.asarray(sue.q).tolist(),
-                                      strict=True):
+    for e, q_oue, p_sue, q_sue in zip(
+        eps.tolist(),
+        np.asarray(oue.q).tolist(),
+        np.asarray(sue.p).tolist(),
+        np.asarray(sue.q).tolist(),
+        strict=True,
+    ):
         assert mp.mpf(q_oue) <= 1 / (mp.exp(mp.mpf(e)) + 1)
         assert mp.mpf(q_sue) <= 1 / (mp.exp(mp.mpf(e) / 2) + 1)
         assert mp.mpf(p_sue) >= 1 / (1 + mp.exp(-mp.mpf(e) / 2))
@@ -201,17 +227,20 @@ def test_simulation_counts_have_the_nominal_mean():
 
 
 # --------------------------------------------------------------------------- fail closed, jit
-@pytest.mark.parametrize("call,name", [
-    (lambda: ue.optimized_unary_encoding(KEY, 1, -1.0, 3), "eps"),
-    (lambda: ue.optimized_unary_encoding(KEY, 1, float("nan"), 3), "eps"),
-    (lambda: ue.symmetric_unary_encoding(KEY, 3, 1.0, 3), "item"),
-    (lambda: ue.optimized_unary_encoding(KEY, 1, 1.0, 1), "d"),
-    (lambda: ue.unary_encoding(KEY, 1, 0.2, 0.5, 3), "q must be <= p"),
-    (lambda: ue.unary_encoding(KEY, 1, 1.5, 0.5, 3), "p"),
-    (lambda: ue.unary_encoding(KEY, 1, 0.5, 1.0, 3), "q"),
-    (lambda: ue.optimized_unary_encoding(KEY, 1, jnp.float16(1.0), 3), "float16"),
-    (lambda: ue.unary_encoding(KEY, 1, jnp.bfloat16(0.5), 0.25, 3), "bfloat16"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: ue.optimized_unary_encoding(KEY, 1, -1.0, 3), "eps"),
+        (lambda: ue.optimized_unary_encoding(KEY, 1, float("nan"), 3), "eps"),
+        (lambda: ue.symmetric_unary_encoding(KEY, 3, 1.0, 3), "item"),
+        (lambda: ue.optimized_unary_encoding(KEY, 1, 1.0, 1), "d"),
+        (lambda: ue.unary_encoding(KEY, 1, 0.2, 0.5, 3), "q must be <= p"),
+        (lambda: ue.unary_encoding(KEY, 1, 1.5, 0.5, 3), "p"),
+        (lambda: ue.unary_encoding(KEY, 1, 0.5, 1.0, 3), "q"),
+        (lambda: ue.optimized_unary_encoding(KEY, 1, jnp.float16(1.0), 3), "float16"),
+        (lambda: ue.unary_encoding(KEY, 1, jnp.bfloat16(0.5), 0.25, 3), "bfloat16"),
+    ],
+)
 def test_concrete_bad_arguments_raise(call, name):
     with pytest.raises(ValueError, match=name):
         call()

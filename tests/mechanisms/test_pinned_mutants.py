@@ -59,8 +59,9 @@ def test_discrete_laplace_candidates_have_the_exact_law():
     # P[Y = y] ~ exp(-|y| / t). 2e6 candidates (~7e5 accepted): the chi-square statistic of the
     # wrong support is ~150 above its degrees of freedom, the threshold (p = 1e-6) ~35.
     n, size = 33, 2_000_000
-    y, ok, _ = jax.jit(lambda k: L._one_round(k, jnp.full((size,), n, jnp.int32), (size,),
-                                              jnp.result_type(float)))(KEY)
+    y, ok, _ = jax.jit(
+        lambda k: L._one_round(k, jnp.full((size,), n, jnp.int32), (size,), jnp.result_type(float))
+    )(KEY)
     y = np.asarray(y)[np.asarray(ok)]
     _assert_discrete_laplace_law(y, n / 64)
 

@@ -102,8 +102,14 @@ def test_simulate_honours_a_checked_inf_grid_point():
 
     alg = experts.rw_ftpl(experts.FTPLConfig(3))
     gains = jnp.tile(jnp.array([0.2, 0.5, 0.9]), (6, 1))
-    out = simulate(alg, experts.ftpl_params(jnp.array([jnp.inf, 1.0])), make_key(0), inputs=gains,
-                   grid_ndim=1, num_seeds=2)
+    out = simulate(
+        alg,
+        experts.ftpl_params(jnp.array([jnp.inf, 1.0])),
+        make_key(0),
+        inputs=gains,
+        grid_ndim=1,
+        num_seeds=2,
+    )
     assert np.all(np.isfinite(np.asarray(out.record.gain)))
     # the same rollout under the user's own jit (a traced inf): NaN state, not a clean one
     traced = jax.jit(lambda mu: rollout(alg, experts.FTPLParams(mu), make_key(0), inputs=gains)[0])
@@ -119,9 +125,11 @@ PRECISION_CASES = {
     "sigma": lambda d: M.discrete_gaussian(KEY, jnp.asarray(3.0, d), (4,)),
     "r": lambda d: M.randomized_response(KEY, jnp.array([0, 1]), jnp.asarray(0.5, d)),
     "explore_prob": lambda d: M.kary_randomized_response_explore(
-        KEY, jnp.array([0, 1]), jnp.asarray(0.5, d), 3),
+        KEY, jnp.array([0, 1]), jnp.asarray(0.5, d), 3
+    ),
     "traced mu": lambda d: jax.jit(lambda m: M.gaussian_mechanism(KEY, X3, 1.0, m))(
-        jnp.asarray(1.0, d)),
+        jnp.asarray(1.0, d)
+    ),
 }
 
 
@@ -163,7 +171,8 @@ def test_discrete_gaussian_invalid_sigma_is_the_sentinel_not_zero():
 def _krr(category, p=0.5, k=3):
     words = M.report_bits(KEY, (len(category), 2))
     return jax.jit(lambda c: M.kary_randomized_response_from_bits(words, c, p, k)[0])(
-        jnp.asarray(category))
+        jnp.asarray(category)
+    )
 
 
 CATEGORY_CASES = {
@@ -242,8 +251,9 @@ def test_kary_category_width_is_the_exact_ceiling(k):
     ps = np.concatenate([rng.uniform(0, 1, 100), [1.0, 1 - 2**-23, 2**-31, 3e-8, 0.5]])
     ps = ps.astype(np.float32)
     width, capped = kary.category_width(jnp.asarray(ps), k)
-    for p, w, c in zip(ps.tolist(), np.asarray(width).tolist(), np.asarray(capped).tolist(),
-                       strict=True):
+    for p, w, c in zip(
+        ps.tolist(), np.asarray(width).tolist(), np.asarray(capped).tolist(), strict=True
+    ):
         raw = math.ceil(Fraction(float(p)) * 2**32 / k)
         cap = 2**32 // k
         assert w == min(raw, cap) and c == (raw > cap), (p, k, w, raw, cap)
@@ -298,8 +308,9 @@ def test_kary_capped_remainder_redraws_then_fails_closed():
 
 
 # --------------------------------------------------------------------------- granular claim
-@pytest.mark.parametrize("sens,g,dim,mu", [(1.3, 2**-2, 1, 0.5), (0.7, 2**-3, 4, 2.0),
-                                          (1.0, 2**-4, 2, 1.0)])
+@pytest.mark.parametrize(
+    "sens,g,dim,mu", [(1.3, 2**-2, 1, 0.5), (0.7, 2**-3, 4, 2.0), (1.0, 2**-4, 2, 1.0)]
+)
 def test_granular_claim_rounding(sens, g, dim, mu):
     # Delta_g = Delta + g sqrt(d); shift = ceil(Delta_g / g); sigma = Delta_g / (mu g)
     sens_g = sens + g * math.sqrt(dim)

@@ -82,16 +82,21 @@ def test_generator_reads_the_documented_counters(x64):
     ref = lambda c0, tag: _threefry4x32_reference(FIXED, (c0, 0, 0, tag))  # noqa: E731
     bits = np.asarray(jax.random.bits(key, (6,), jnp.uint32)).tolist()
     assert bits == (ref(0, 0) + ref(1, 0))[:6]
-    np.testing.assert_array_equal(jax.random.key_data(jax.random.split(key, 3)),
-                                  np.array([ref(i, 1) for i in range(3)], np.uint32))
-    np.testing.assert_array_equal(jax.random.key_data(jax.random.fold_in(key, 5)),
-                                  np.array(ref(5, 2), np.uint32))
+    np.testing.assert_array_equal(
+        jax.random.key_data(jax.random.split(key, 3)),
+        np.array([ref(i, 1) for i in range(3)], np.uint32),
+    )
+    np.testing.assert_array_equal(
+        jax.random.key_data(jax.random.fold_in(key, 5)), np.array(ref(5, 2), np.uint32)
+    )
     wide = np.asarray(jax.random.bits(key, (2,), jnp.uint64)).tolist()  # x64: two words each
     words = ref(0, 0)
     assert wide == [(words[0] << 32) | words[1], (words[2] << 32) | words[3]]
     # no child equals another operation's block (JAX's threefry4x32: fold_in(k, 1) == split[1])
-    assert not np.array_equal(jax.random.key_data(jax.random.fold_in(key, 1)),
-                              jax.random.key_data(jax.random.split(key, 2))[1])
+    assert not np.array_equal(
+        jax.random.key_data(jax.random.fold_in(key, 1)),
+        jax.random.key_data(jax.random.split(key, 2))[1],
+    )
 
 
 def test_secure_key_holds_128_bits_from_the_os_csprng(monkeypatch):
@@ -108,15 +113,18 @@ def test_secure_key_holds_128_bits_from_the_os_csprng(monkeypatch):
     monkeypatch.setattr(secrets, "token_bytes", token_bytes)
     key = M.secure_key()
     assert requested == [16]  # 128 bits, all of the key
-    np.testing.assert_array_equal(np.asarray(jax.random.key_data(key)),
-                                  np.frombuffer(bytes(range(1, 17)), np.uint32))
+    np.testing.assert_array_equal(
+        np.asarray(jax.random.key_data(key)), np.frombuffer(bytes(range(1, 17)), np.uint32)
+    )
     # every derived key is a full 128-bit block again (never narrowed by split / fold_in)
     derived = jax.random.key_data(jax.random.fold_in(jax.random.split(key)[1], 7))
     assert derived.shape == (4,) and S.is_secure_key(jax.random.fold_in(key, 7))
 
 
-@pytest.mark.parametrize("impl", ["philox2x32", "threefry2x32", "philox4x32", "rbg",
-                                  "unsafe_rbg", "threefry4x32", "threefry"])
+@pytest.mark.parametrize(
+    "impl",
+    ["philox2x32", "threefry2x32", "philox4x32", "rbg", "unsafe_rbg", "threefry4x32", "threefry"],
+)
 def test_secure_key_refuses_every_narrower_generator(impl):
     with pytest.raises(ValueError, match=rf"impl={impl!r}.*128 bits"):
         M.secure_key(impl)
@@ -145,21 +153,26 @@ def _mechanisms():
     bits, cats = jnp.array([0, 1, 1]), jnp.array([0, 2, 1])
     return {
         "gaussian float": lambda k: M.gaussian_mechanism(k, x, 1.0, 1.0),
-        "gaussian granular": lambda k: M.gaussian_mechanism(k, x, 1.0, 1.0, domain=(0.0, 1.0),
-                                                            granularity=2**-6),
+        "gaussian granular": lambda k: M.gaussian_mechanism(
+            k, x, 1.0, 1.0, domain=(0.0, 1.0), granularity=2**-6
+        ),
         "laplace float": lambda k: M.laplace_mechanism(k, x, 1.0, 1.0),
         "laplace granular": lambda k: M.laplace_mechanism(k, x, 1.0, 1.0, granularity=2**-6),
         "discrete_gaussian": lambda k: M.discrete_gaussian(k, 3.0, (3,)).astype(float),
         "discrete_laplace": lambda k: M.discrete_laplace(k, 3, (3,)).astype(float),
         "randomized_response": lambda k: M.randomized_response(k, bits, 0.5).astype(float),
         "randomized_response_bernoulli": lambda k: M.randomized_response_bernoulli(
-            k, jnp.array([0.2, 0.5, 0.9]), 0.5).astype(float),
-        "kary_randomized_response": lambda k: M.kary_randomized_response(
-            k, cats, 1.0, 3).astype(float),
+            k, jnp.array([0.2, 0.5, 0.9]), 0.5
+        ).astype(float),
+        "kary_randomized_response": lambda k: M.kary_randomized_response(k, cats, 1.0, 3).astype(
+            float
+        ),
         "kary_randomized_response_explore": lambda k: M.kary_randomized_response_explore(
-            k, cats, 0.3, 3).astype(float),
+            k, cats, 0.3, 3
+        ).astype(float),
         "kary_randomized_response_counts": lambda k: M.kary_randomized_response_counts(
-            k, 10, 1, 0.3, jnp.ones(3) / 3),
+            k, 10, 1, 0.3, jnp.ones(3) / 3
+        ),
         "report_bits": lambda k: M.report_bits(k, (3,)).astype(float),
         "binomial": lambda k: binomial(k, jnp.array([5, 10, 20]), 0.3).astype(float),
     }
@@ -189,14 +202,20 @@ def test_every_mechanism_runs_with_a_secure_key_under_jit_and_vmap(x64_mode):
 
 
 # --------------------------------------------------------------------------- release
-SEEDED = {"make_key(0)": lambda: make_key(0), "jax.random.key(0)": lambda: jax.random.key(0),
-          "legacy uint32": lambda: jax.random.PRNGKey(0)}
+SEEDED = {
+    "make_key(0)": lambda: make_key(0),
+    "jax.random.key(0)": lambda: jax.random.key(0),
+    "legacy uint32": lambda: jax.random.PRNGKey(0),
+}
 
 
 @pytest.mark.parametrize("name", sorted(SEEDED))
 def test_release_refuses_seeded_keys(name):
-    with pytest.raises(ValueError, match=r"release: key must come from "
-                                         r"ldpjax\.mechanisms\.secure_key\(\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"release: key must come from "
+        r"ldpjax\.mechanisms\.secure_key\(\)",
+    ):
         release(M.randomized_response, SEEDED[name](), jnp.array([0, 1]), 0.5)
 
 
@@ -208,9 +227,11 @@ def test_release_refuses_the_float_paths_and_simulation_mechanisms():
         release(M.gaussian_mechanism, key, x, 1.0, 1.0, domain=(0.0, 1.0), granularity=None)
     with pytest.raises(ValueError, match="laplace_mechanism without granularity"):
         release(M.laplace_mechanism, key, x, 1.0, 1.0)
-    for fn, args in ((M.randomized_response_bernoulli, (x, 0.5)),
-                     (M.kary_randomized_response_counts, (10, 1, 0.3, jnp.ones(3) / 3)),
-                     (M.discrete_gaussian, (3.0, (2,)))):
+    for fn, args in (
+        (M.randomized_response_bernoulli, (x, 0.5)),
+        (M.kary_randomized_response_counts, (10, 1, 0.3, jnp.ones(3) / 3)),
+        (M.discrete_gaussian, (3.0, (2,))),
+    ):
         with pytest.raises(ValueError, match=f"{fn.__name__} is a simulation path"):
             release(fn, key, *args)
 
@@ -230,10 +251,17 @@ def test_release_runs_the_real_data_paths():
     assert release(M.kary_randomized_response, key, jnp.array([0, 2]), 1.0, 3).shape == (2,)
     assert release(M.kary_randomized_response_explore, key, jnp.array([0, 2]), 0.3, 3).shape == (2,)
     # the same call as the mechanism itself, under the same key
-    np.testing.assert_array_equal(release(M.randomized_response, key, jnp.array([0, 1]), 0.5),
-                                  M.randomized_response(key, jnp.array([0, 1]), 0.5))
-    for name in ("gaussian_mechanism", "laplace_mechanism", "randomized_response",
-                 "kary_randomized_response", "kary_randomized_response_explore"):
+    np.testing.assert_array_equal(
+        release(M.randomized_response, key, jnp.array([0, 1]), 0.5),
+        M.randomized_response(key, jnp.array([0, 1]), 0.5),
+    )
+    for name in (
+        "gaussian_mechanism",
+        "laplace_mechanism",
+        "randomized_response",
+        "kary_randomized_response",
+        "kary_randomized_response_explore",
+    ):
         assert name in registered()
 
 

@@ -204,5 +204,9 @@ def test_traced_invalid_params_give_nan():
     clients = Q.make_clients("normal", loc=[0.0, 1.0])
     params = Q.quantile_params(0.5, 0.5, clients)._replace(tau=jnp.asarray(1.5))
     config = Q.LocalSGDConfig(10, Q.C1)
-    _, rec = rollout(Q.local_sgd(config), params, make_key(0), config.num_rounds)
+    # traced (rollout validates concrete params and refuses tau = 1.5 with a ValueError)
+    algorithm = Q.local_sgd(config)
+    rec = jax.jit(lambda p: rollout(algorithm, p, make_key(0), config.num_rounds)[1])(params)
     assert np.isnan(rec.estimate)
+    with pytest.raises(ValueError, match="tau"):
+        rollout(algorithm, params, make_key(0), config.num_rounds)

@@ -1,7 +1,7 @@
-"""``experts-covid``: the COVID hospital table of *Prediction with expert advice under LDP*
-(paper 000), under each privacy unit, with verdicts.
+"""``experts-covid``: the COVID hospital table of *Prediction with Expert Advice under Local
+Differential Privacy* (ICLR 2026), under each privacy unit, with verdicts.
 
-Task (Sec. 6 of the paper; spec ``experts.md``): each week pick the hospital of a state that will
+Task (Sec. 6 of the paper): each week pick the hospital of a state that will
 report the highest COVID inpatient density; the gain is the chosen hospital's true density.
 
 **Privacy unit** (the neighbouring relation). A weekly release is a vector of n
@@ -10,8 +10,8 @@ hospital densities in [0, 1]. Two relations make sense and give very different n
 * ``hospital``: neighbours differ in one hospital's weekly report (l2 sensitivity 1). Each
   hospital is a data holder -- the local model's natural unit. RW-Meta adds N(0, (1/mu)^2) per
   hospital; A&S's tree nodes get sd sqrt(L)/mu (Min Noise).
-* ``vector``: neighbours differ in a state's whole weekly vector (sensitivity sqrt(n), the
-  spec's reading). RW-Meta adds N(0, (sqrt(n)/mu)^2); A&S nodes sd sqrt(n L)/mu.
+* ``vector``: neighbours differ in a state's whole weekly vector (sensitivity sqrt(n), our
+  reading of the paper). RW-Meta adds N(0, (sqrt(n)/mu)^2); A&S nodes sd sqrt(n L)/mu.
 
 The run reports three *readings* side by side: hospital/hospital (the default headline,
 ``--privacy-unit`` picks the headline), vector/vector, and the mixed reading hospital for

@@ -12,6 +12,8 @@ from ldpjax.experiments.experts_covid.study import StateStudy
 from ldpjax.experiments.kit import PAPER_TITLES, series_style
 from ldpjax.plotting import (
     LINESTYLES,
+    MARKERS,
+    MIN_FONT,
     PALETTE,
     caption,
     figure,
@@ -33,6 +35,17 @@ TABLE_SERIES = (
 )
 SPACING = 0.24  # between the series of one mu (x units: one mu per unit)
 PAIR = 0.055  # ours and the paper's star sit PAIR either side of the series' slot
+
+
+def _is_real(data_kind: str) -> bool:
+    """Whether a figure's data are the real HHS series (its titles may then say COVID)."""
+    return data_kind.strip().lower().startswith("real")
+
+
+def task_name(data_kind: str) -> str:
+    """The task's name in titles: the COVID hospital task on real data; on the synthetic
+    stand-in no title names the real data set."""
+    return "COVID hospital task" if _is_real(data_kind) else "stand-in hospital task"
 
 
 def _mu_positions(mus) -> tuple[np.ndarray, list[str]]:
@@ -70,6 +83,27 @@ def _table_panel(ax, cells: dict[float, SummaryRow], mus, x) -> list:
     return values + [[any_row.best_fixed_hospital, any_row.uniform, 0.0]]
 
 
+PAPER_ENTRY = "paper's value (unfilled star, colour of its series)"
+
+
+def _readings_legend(fig, axes):
+    """The legend of the readings figure, one entry per style drawn: a marker per series, the
+    two reference lines, and one entry for the paper's stars (the first series' stars stand
+    for all: each star takes the colour of the series it belongs to)."""
+    handles, labels = [], []
+    for ax in np.ravel(axes):
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab.startswith("paper"):
+                if PAPER_ENTRY in labels:
+                    continue
+                lab = PAPER_ENTRY
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4),
+               fontsize=MIN_FONT)
+
+
 def readings_figure(rows, readings, states, mus, data_kind: str, title: str, paper: bool = True):
     """States (rows) x readings (columns): mean total gain per mu of each algorithm (+-2 SE
     bars), the paper's values as unfilled stars right beside the series they belong to. The
@@ -89,7 +123,7 @@ def readings_figure(rows, readings, states, mus, data_kind: str, title: str, pap
             ax.set_title(f"{state} (n={cells[mus[0]].n}): {reading.title}")
         for ax in axes[si]:
             fit_ylim(ax, row_values)
-    figure_legend(fig, axes, ncols=4)
+    _readings_legend(fig, axes)
     caption(
         fig,
         data=data_kind,
@@ -167,17 +201,28 @@ def _curves_panel(ax, r: StateStudy, reading: Reading, mu: float) -> None:
         ("A&S Min Regret (CDP)", r.tree_curve[1, c]),
     ]
     weeks = np.arange(1, r.T + 1)
+    # Curves can coincide (both A&S settings are noise-free Hedge at mu = inf; the best clean
+    # learner can be a static hospital): each curve carries markers every `step` weeks,
+    # staggered by curve, so that one drawn on top of another still shows its own.
+    step = max(r.T // 6, 1)
+
+    def every(k):
+        return (k * step // 6 % step, step)
+
     values = []
     for k, (name, curve) in enumerate(runs):
         cum = np.cumsum(curve, axis=-1)
         mean = cum.mean(0)
         se = cum.std(0, ddof=1) / math.sqrt(cum.shape[0]) if cum.shape[0] > 1 else 0 * mean
-        mean_band(ax, weeks, mean, se, label=name, color=PALETTE[k], marker=None,
-                  ls=LINESTYLES[k])
+        mean_band(ax, weeks, mean, se, label=name, color=PALETTE[k], marker=MARKERS[k],
+                  ls=LINESTYLES[k], markevery=every(k), markerfacecolor="none")
         values += [mean - 2 * se, mean + 2 * se]
-    ax.plot(weeks, r.clean_curve, color="black", ls=":", label="best learner, clean")
-    ax.plot(weeks, r.best_static_curve, color="0.4", ls="--", label="best static hospital")
-    ax.plot(weeks, r.uniform_curve, color="0.6", ls="-.", label="uniform play")
+    refs = (("best learner, clean", r.clean_curve, "black", ":", "x"),
+            ("best static hospital", r.best_static_curve, "0.4", "--", "+"),
+            ("uniform play", r.uniform_curve, "0.6", "-.", "1"))
+    for j, (name, curve, color, ls, marker) in enumerate(refs):
+        ax.plot(weeks, curve, color=color, ls=ls, marker=marker, markevery=every(len(runs) + j),
+                markersize=5, label=name)
     values += [r.clean_curve, r.best_static_curve, r.uniform_curve]
     fit_ylim(ax, values)
 
@@ -185,7 +230,8 @@ def _curves_panel(ax, r: StateStudy, reading: Reading, mu: float) -> None:
 def curves_figure(results: dict[str, StateStudy], reading: Reading, mus, data_kind: str):
     """Mean cumulative gain per week of each algorithm, states (rows) x mu (columns)."""
     states = list(results)
-    fig, axes = figure(len(mus), len(states), width=3.3, height=2.6)
+    # one state leaves the caption most of the height: give the single row more of it
+    fig, axes = figure(len(mus), len(states), width=3.3, height=2.6 + 1.2 / len(states))
     for si, state in enumerate(states):
         r = results[state]
         for mi, mu in enumerate(mus):
@@ -199,9 +245,10 @@ def curves_figure(results: dict[str, StateStudy], reading: Reading, mus, data_ki
         fig,
         data=data_kind,
         unit=f"{reading.title}: {reading.protects()}",
-        title=f"COVID hospital task ({PAPER_TITLE}, Sec. 6): mean cumulative gain "
-        "(headline reading)",
-        note=se_note("bands"),
+        title=f"{task_name(data_kind)[0].upper()}{task_name(data_kind)[1:]} ({PAPER_TITLE}, "
+        "Sec. 6): mean cumulative gain",
+        note=se_note("bands") + " Coinciding curves (both A&S settings at mu = inf; a learner "
+        "equal to a static hospital) show their own markers, staggered in weeks.",
     )
     return fig
 
@@ -222,13 +269,15 @@ def data_figure(results: dict[str, StateStudy], data_kind: str):
         fit_ylim(ax, [g.mean(1), g[:, top], g.max(1)])
         ax.set_title(f"{state}: {g.shape[1]} hospitals")
         ax.set_xlabel("week")
-        ax.set_ylabel("COVID density")
+        ax.set_ylabel("COVID density" if _is_real(data_kind) else "density (stand-in)")
     figure_legend(fig, axes, ncols=5)
     caption(
         fig,
         data=data_kind,
         unit="none (the gains themselves, no noise)",
-        title=f"Gains of the COVID task ({PAPER_TITLE}): COVID inpatients / inpatient beds",
+        title=f"Gains of the {task_name(data_kind)} ({PAPER_TITLE}): "
+        + ("COVID inpatients / inpatient beds" if _is_real(data_kind)
+           else "synthetic inpatient densities"),
     )
     return fig
 

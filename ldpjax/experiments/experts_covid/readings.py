@@ -103,7 +103,7 @@ def readings_from(config: Mapping[str, Any]) -> list[Reading]:
         str(config["ldp_sensitivity"]).strip(),
         str(config["central_sensitivity"]).strip(),
     )
-    if ldp or central:  # one custom pair; an unset side keeps the spec's sqrt(n)
+    if ldp or central:  # one custom pair; an unset side keeps the paper's sqrt(n)
         return [Reading("custom", unit_text(ldp or "vector"), unit_text(central or "vector"))]
     unit = str(config["privacy_unit"]).strip().lower()
     if unit not in ("hospital", "vector"):

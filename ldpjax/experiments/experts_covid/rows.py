@@ -17,7 +17,7 @@ from ldpjax.experiments.kit import SE_RULE, columns, mean_se
 from ldpjax.experts.meta_bounds import regret_bound_meta
 from ldpjax.experts.rw_meta import lambda_max_ratio
 
-#: The paper's Table (mean total gain, spec ``experts.md``): (meta, min noise, min regret, best).
+#: The paper's Table (mean total gain): (meta, min noise, min regret, best).
 PAPER = {
     ("NM", 1.0): (36.87, 22.83, 13.41, 40.69),
     ("NM", 0.25): (22.46, 15.58, 13.38, 25.85),
@@ -26,6 +26,8 @@ PAPER = {
     ("CA", 0.25): (33.34, 17.93, 16.84, 38.43),
 }
 SE_WIN = SE_RULE  # a cell is won / lost when the difference exceeds 2 SE of the difference
+#: The delta of the whole-run claim (``run_epsilon``), as in ``experts-amplification``.
+RUN_DELTA = 1e-5
 #: The columns of the dynamics-sweep table (after ``wave_heterogeneity``).
 SWEEP_COLUMNS = (
     "reading", "state", "mu", "n", "T", "clean_tracking_advantage", "ratio_meta_best_as",
@@ -141,6 +143,8 @@ class SummaryRow:
     best_learner_in_run_share: float
     ldp_sensitivity: str
     central_sensitivity: str
+    run_mu: float
+    run_epsilon: float
     data: str
 
     def without_paper(self) -> SummaryRow:
@@ -204,6 +208,27 @@ def _comparisons(r: StateStudy, x: Cell) -> dict[str, Any]:
     }
 
 
+def whole_run_claim(mu: float, weeks: int) -> tuple[float, float]:
+    """The local claim for one unit over all ``weeks`` weekly releases: RW-Meta's per-release
+    ``GaussianEvent(mu)`` composed ``weeks`` times (a unit is in every week's release), as
+    (mu_T, eps): mu_T = mu sqrt(T) (Gaussian DP composes exactly: Dong, Roth & Su, "Gaussian
+    Differential Privacy", JRSS-B 2022) and its epsilon at :data:`RUN_DELTA`, both from
+    ``ldpjax.accounting`` on the event (``composed_mu``, ``epsilon``: the tightest of the
+    closed forms and the privacy loss distribution). ``(inf, inf)`` at mu = inf.
+
+    Example:
+      >>> mu_t, eps = whole_run_claim(1.0, 4)
+      >>> round(mu_t, 4), bool(eps > 0)
+      (2.0, True)
+    """
+    if not math.isfinite(mu):
+        return math.inf, math.inf
+    from ldpjax.accounting import GaussianEvent, SelfComposedEvent, composed_mu, epsilon
+
+    event = SelfComposedEvent(GaussianEvent(float(mu)), int(weeks))
+    return float(composed_mu(event)), float(epsilon(event, RUN_DELTA))
+
+
 def summary_row(state: str, r: StateStudy, reading: Reading, mu: float, eta_inf: float):
     """The :class:`SummaryRow` of one (reading, state, mu) cell."""
     x = cell(r, reading, mu)
@@ -231,6 +256,7 @@ def summary_row(state: str, r: StateStudy, reading: Reading, mu: float, eta_inf:
         best_learner_in_run_share=float(counts.max() / counts.sum()),
         ldp_sensitivity=sensitivity_text(reading.ldp, r.n),
         central_sensitivity=sensitivity_text(reading.central, r.n),
+        **dict(zip(("run_mu", "run_epsilon"), whole_run_claim(mu, r.T), strict=True)),
         data=r.data.source,
         **_comparisons(r, x), **_paper_columns(state, mu),
     )
@@ -328,6 +354,7 @@ def sweep_rows(sweep, state: str, readings, mus, eta_inf) -> list[SweepRow]:
 
 __all__ = [
     "PAPER",
+    "RUN_DELTA",
     "SE_WIN",
     "SWEEP_COLUMNS",
     "Cell",
@@ -341,4 +368,5 @@ __all__ = [
     "summary_row",
     "summary_rows",
     "sweep_rows",
+    "whole_run_claim",
 ]

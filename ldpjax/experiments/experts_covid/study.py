@@ -33,6 +33,7 @@ from ldpjax.experiments.experts_covid.readings import Reading, readings_from, se
 from ldpjax.experiments.kit import subkey
 from ldpjax.experts import agarwal_singh as AS
 from ldpjax.experts import covid
+from ldpjax.experts.evaluation import EXPERTS_HINTS
 from ldpjax.experts.gains import validate_gains
 from ldpjax.experts.learners import evaluate_learners, paper_learners
 from ldpjax.experts.rw_ftpl import FTPLConfig, ftpl_params, rw_ftpl
@@ -269,7 +270,7 @@ def study_gains(simulate, key, data, label: str, mus, readings, *, ftpl: bool = 
     def run(algorithm, params, grid_ndim, rec, name):
         out = simulate(algorithm, params, inputs=gains, grid_ndim=grid_ndim, record=rec,
                        keep_state=False, key=subkey(key, f"{label}-{name}"),
-                       label=f"{label}-{name}")
+                       label=f"{label}-{name}", hints=EXPERTS_HINTS)
         return {k: np.asarray(v) for k, v in out.record.items()}
 
     grid = product_grid(meta_params(1.0, learners, 1.0), mu=list(mu))

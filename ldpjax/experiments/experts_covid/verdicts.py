@@ -43,8 +43,8 @@ def beats_both(tag: str, mine: Sequence, runs: int) -> V.Verdict:
         f"{tag} RW-Meta beats both A&S settings (every state, finite mu)",
         won,
         len(mine),
-        tolerance_note=f"share of cells where RW-Meta - best A&S > {SE_WIN:g} SE of the "
-        f"difference ({runs} runs each)",
+        tolerance_note=f"share of (state, mu) cells where RW-Meta's total gain - the best "
+        f"A&S setting's > {SE_WIN:g} SE of the difference ({runs} runs each); 1: every cell",
         reason=f"RW-Meta ahead in {won} of {len(mine)} cells, A&S ahead in {lost}, "
         f"{len(mine) - won - lost} within {SE_WIN:g} SE",
     )
@@ -72,6 +72,8 @@ def win_size(reading: Reading, tag: str, cells: Sequence, where: str) -> V.Verdi
         SE_WIN * se + rounding,
         tolerance_note=f"{SE_WIN:g} SE of our mean ({se:.3g}) + paper rounding ({rounding:.2g})",
         reason=_why(reading, ours, paper),
+        measure=f"RW-Meta's total gain / the best A&S setting's, mean over {len(cells)} cells "
+        "(unitless; > 1: RW-Meta ahead)",
     )
 
 
@@ -99,6 +101,8 @@ def near_best_learner(reading: Reading, tag: str, cells: Sequence, where: str) -
         tolerance_note=f"{SE_WIN:g} SE ({se:.3g}) + half the paper's spread ({spread:.3g}) + "
         f"rounding ({rounding:.2g})",
         reason=_why(reading, ours, paper),
+        measure=f"RW-Meta's total gain / the best learner's, mean over {len(cells)} cells "
+        "(unitless; 1: as good as the best learner)",
     )
 
 
@@ -111,7 +115,8 @@ def negative_static_regret(tag: str, lowmid: Sequence) -> V.Verdict:
         f"{tag} RW-Meta has negative static regret at mu = 1 and 0.5",
         neg,
         len(lowmid),
-        tolerance_note=f"share of cells with static regret + {SE_WIN:g} SE < 0",
+        tolerance_note=f"share of (state, mu) cells where RW-Meta's static regret (gain of "
+        f"the best static hospital - RW-Meta's) + {SE_WIN:g} SE < 0; 1: every cell",
         reason=f"negative in {neg} of {len(lowmid)} cells; mean static regret "
         f"{mean_regret:.1f} (best static hospital - RW-Meta)",
     )

@@ -1,8 +1,17 @@
 """Process-independent descriptions and digests of configurations, callables and arrays.
 
-Used to fingerprint checkpointed chunks (:mod:`ldpjax.engine.store`) and to name recorders.
-Nothing here depends on memory addresses, so the same configuration gets the same fingerprint
-in every process.
+Pure functions, no files: they name recorders (a recorder's ``spec``) and describe what a
+:func:`~ldpjax.engine.simulate` call's records depend on (the description handed to a chunk
+runner, see :mod:`ldpjax.engine.runner`, which may fingerprint it to resume a sweep or to
+check that several processes run the same one). Nothing here depends on memory addresses, so
+the same configuration gets the same digest in every process.
+
+Example:
+  >>> import numpy as np
+  >>> stable({"b": 1, "a": (2.5, None)})
+  "{'a':(2.5,None),'b':1}"
+  >>> tree_digest(np.arange(3)) == tree_digest(np.arange(3)), len(fingerprint({"a": 1}))
+  (True, 64)
 """
 
 from __future__ import annotations
