@@ -45,8 +45,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import ldpjax.accounting as acc
 from ldpjax.engine import Algorithm
-from ldpjax.mechanisms import events as _events
 
 NUM_SEEDS = 3
 #: XLA options of the checks' programs: tiny runs whose speed is irrelevant, so skip the
@@ -194,8 +194,8 @@ def check_contract(case: ConformanceCase) -> None:
     if algorithm.privacy_event is None:
         return
     event = algorithm.privacy_event(case.make_params(case.budgets[0]))
-    eps = float(np.max(np.asarray(_events.epsilon(event, 1e-6))))
-    if isinstance(event, _events.NoPrivacyEvent):  # a documented non-private baseline
+    eps = float(np.max(np.asarray(acc.epsilon(event, 1e-6))))
+    if isinstance(event, acc.NoPrivacyEvent):  # a documented non-private baseline
         if eps != np.inf:
             raise _fail(case, f"NoPrivacyEvent must account to inf, got {eps}")
     elif not (np.isfinite(eps) and eps >= 0):

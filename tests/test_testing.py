@@ -11,8 +11,9 @@ import jax.numpy as jnp
 import pytest
 
 from ldpjax import testing, validation
+from ldpjax.accounting import GaussianEvent
 from ldpjax.engine import Algorithm
-from ldpjax.mechanisms import GaussianEvent, gaussian_mechanism
+from ldpjax.mechanisms import gaussian_mechanism
 
 
 class Params(NamedTuple):

@@ -24,12 +24,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import ldpjax.accounting as acc
 import ldpjax.quantile as Q
 from ldpjax import accounting, bandits, experts
 from ldpjax.demo.noisy_counter import counter_params, noisy_counter
 from ldpjax.engine import enable_compile_cache, make_key, record, rollout, simulate
 from ldpjax.experts import agarwal_singh as AS
-from ldpjax.mechanisms import events as ev
 
 if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)
     enable_compile_cache()
@@ -66,7 +66,7 @@ def _sweep(name, algorithm, params, num_steps, inputs=None):
     _floats64(f"{name}.record", result.record)
     _floats64(f"{name}.state", result.state)
     if algorithm.privacy_event is not None:
-        eps = ev.epsilon(algorithm.privacy_event(params), DELTA)
+        eps = acc.epsilon(algorithm.privacy_event(params), DELTA)
         _floats64(f"{name}.epsilon", eps)
 
 
@@ -165,8 +165,8 @@ def gradient_runs():
     yield "grad/gdp_epsilon", lambda: _grad(
         "d gdp_epsilon / d mu", lambda mu: accounting.gdp_epsilon(mu, DELTA), 1.0)
     yield "grad/event_epsilon_composed", lambda: _grad(
-        "d epsilon(composed) / d mu", lambda mu: ev.epsilon(
-            ev.ComposedEvent((ev.GaussianEvent(mu), ev.GaussianEvent(0.5 * mu))), DELTA), 1.0)
+        "d epsilon(composed) / d mu", lambda mu: acc.epsilon(
+            acc.ComposedEvent((acc.GaussianEvent(mu), acc.GaussianEvent(0.5 * mu))), DELTA), 1.0)
     yield "grad/quantile_asymptotic_variance", lambda: _grad(
         "d asymptotic_variance / d r", lambda r: Q.asymptotic_variance(
             jnp.stack([r, 0.9]), jnp.asarray([0.5, 0.5]), jnp.asarray([0.4, 0.6]),

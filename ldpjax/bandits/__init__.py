@@ -34,8 +34,6 @@ from ldpjax.bandits.budgets import dynamic_explore_prob
 from ldpjax.bandits.budgets import exploration
 
 # --- data (data.py)
-from ldpjax.bandits.data import load_asos
-from ldpjax.bandits.data import load_obd
 from ldpjax.bandits.data import synthetic_asos
 from ldpjax.bandits.data import synthetic_obd
 
@@ -110,8 +108,6 @@ __all__ = [
     "gittins_params",
     "gittins_policy",
     "gittins_table",
-    "load_asos",
-    "load_obd",
     "make_environment",
     "max_spend",
     "mechanism_epsilon",

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
+from ldpjax.accounting import KaryRandomizedResponseEvent, NoPrivacyEvent
 from ldpjax.bandits.environment import (
     Environment,
     arm_mask,
@@ -47,13 +48,7 @@ from ldpjax.bandits.state import (
     segment_of,
 )
 from ldpjax.engine import Algorithm
-from ldpjax.mechanisms import (
-    KaryRandomizedResponseEvent,
-    NoPrivacyEvent,
-    kary_randomized_response_from_bits,
-    report_bits,
-    uniform_from_bits,
-)
+from ldpjax.mechanisms import kary_randomized_response_from_bits, report_bits, uniform_from_bits
 from ldpjax.types import Array
 
 

@@ -271,6 +271,5 @@ __all__ = [
     "block_params",
     "block_size",
     "kary_report_counts",
-    "multinomial_counts",
     "num_blocks",
 ]

@@ -18,13 +18,8 @@ import jax
 import numpy as np
 
 from ldpjax.datasets.bandits import (
-    ASOS_FILE,
-    OBD_FILE,
     AsosExperiments,
     ObdItems,
-    fit_beta_prior,
-    load_asos,
-    load_obd,
 )
 from ldpjax.types import PRNGKey
 
@@ -85,13 +80,6 @@ def top_items(items: ObdItems, k: int) -> np.ndarray:
 
 
 __all__ = [
-    "ASOS_FILE",
-    "OBD_FILE",
-    "AsosExperiments",
-    "ObdItems",
-    "fit_beta_prior",
-    "load_asos",
-    "load_obd",
     "synthetic_asos",
     "synthetic_obd",
     "top_items",

@@ -68,6 +68,7 @@ import numpy as np
 
 from ldpjax import _validation as v
 from ldpjax._fusion import computed_once
+from ldpjax.accounting import KaryRandomizedResponseEvent
 from ldpjax.accounting.events import WeightedRandomizedResponseEvent
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.environment import (
@@ -93,11 +94,7 @@ from ldpjax.bandits.state import (
     segment_of,
 )
 from ldpjax.engine import Algorithm, ExecutionHints
-from ldpjax.mechanisms import (
-    KaryRandomizedResponseEvent,
-    report_bits,
-    uniform_from_bits,
-)
+from ldpjax.mechanisms import report_bits, uniform_from_bits
 from ldpjax.mechanisms.kary import _carry_sum as carry_sum
 from ldpjax.mechanisms.kary import (
     budget_width,
@@ -217,7 +214,7 @@ def channel_event(params: EpsilonGreedyParams) -> WeightedRandomizedResponseEven
 
     Example:
       >>> from ldpjax import bandits
-      >>> from ldpjax.mechanisms import epsilon
+      >>> from ldpjax.accounting import epsilon
       >>> env = bandits.make_environment([0.3, 0.2])
       >>> event = channel_event(epsilon_greedy_params(env, "arm_specific", arm_budgets=[1.0, 3.0]))
       >>> round(float(epsilon(event, 0.0)), 4)  # pure epsilon: the largest budget

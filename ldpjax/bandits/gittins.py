@@ -59,6 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
+from ldpjax.accounting import NoPrivacyEvent
 from ldpjax.bandits.baselines import check_baseline_params
 from ldpjax.bandits.environment import (
     Environment,
@@ -77,7 +78,6 @@ from ldpjax.bandits.state import (
     segment_of,
 )
 from ldpjax.engine import Algorithm, ExecutionHints
-from ldpjax.mechanisms import NoPrivacyEvent
 from ldpjax.types import Array, ArrayLike
 
 

@@ -7,7 +7,7 @@ steps is N(0, T / mu^2) around the true count, so the root mean squared error is
 Outputs per step: the error of the running count.
 
 Privacy: each bit is one record released once, so a run is mu-GDP per record
-(:class:`~ldpjax.mechanisms.events.GaussianEvent`). The default float release is for simulation;
+(:class:`~ldpjax.accounting.events.GaussianEvent`). The default float release is for simulation;
 pass ``granularity`` (a power of two) to :func:`noisy_counter` for the float-safe granular path.
 """
 
@@ -20,8 +20,9 @@ import jax
 import jax.numpy as jnp
 
 from ldpjax import _validation as v
+from ldpjax.accounting import GaussianEvent
 from ldpjax.engine import Algorithm
-from ldpjax.mechanisms import GaussianEvent, gaussian_mechanism
+from ldpjax.mechanisms import gaussian_mechanism
 
 
 class CounterParams(NamedTuple):

@@ -61,7 +61,7 @@ class Algorithm(NamedTuple):
         :func:`ldpjax.engine.simulate` calls it before compiling. Traced values are not
         checked here; the mechanisms then fail closed (NaN release).
       privacy_event: optional ``privacy_event(params) -> event``: the per-record privacy claim
-        of one run at ``params`` as a :mod:`ldpjax.mechanisms.events` event, which the
+        of one run at ``params`` as a :mod:`ldpjax.accounting` event, which the
         accountants (``epsilon``, ``delta``, ``tradeoff``) take. ``None`` for algorithms that
         release nothing private (non-private baselines, the demo's data generator).
         The engine asks the event of a concrete grid whether it grants no privacy

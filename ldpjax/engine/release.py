@@ -16,7 +16,7 @@ claim that covers one run). :func:`release_run` is the release:
   per-record claim of this release.
 
 Several releases over the same data compose: run them yourself, each with its own secure key,
-and claim ``SelfComposedEvent(event, uses)`` (:mod:`ldpjax.mechanisms.events`).
+and claim ``SelfComposedEvent(event, uses)`` (:mod:`ldpjax.accounting`).
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def release_run(
     Example:
       >>> import jax.numpy as jnp
       >>> from ldpjax import experts
-      >>> from ldpjax.mechanisms import epsilon, secure_key
+      >>> from ldpjax.mechanisms import secure_key
+      >>> from ldpjax.accounting import epsilon
       >>> algorithm = experts.rw_ftpl(experts.FTPLConfig(3, granularity=2**-10))
       >>> gains = jnp.array([[0.2, 0.9, 0.4], [0.5, 0.1, 0.7]])     # real data, in [0, 1]^3
       >>> out = release_run(algorithm, experts.ftpl_params(1.0), secure_key(), inputs=gains)

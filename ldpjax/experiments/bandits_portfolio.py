@@ -32,6 +32,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+import ldpjax.datasets as datasets
 from ldpjax import bandits
 from ldpjax.accounting import compose_sequential
 from ldpjax.engine import record
@@ -56,7 +57,7 @@ ALLOCATIONS = ("bound-optimal", "equal split", "gamma*")
 def _load(ctx: RunContext):
     folder = sim.resolve_data_dir(ctx.config["data_dir"])
     if folder is not None and (folder / bandits.data.ASOS_FILE).is_file():
-        data = bandits.load_asos(folder)
+        data = datasets.load_asos(folder)
         skipped = ", ".join(f"{n} rows: {why}" for why, n in data.skipped.items()) or "none"
         return data, f"{data.source}; rows skipped: {skipped}", True
     if ctx.config["data_dir"]:

@@ -30,6 +30,7 @@ import math
 import jax
 import numpy as np
 
+import ldpjax.datasets as datasets
 from ldpjax import bandits
 from ldpjax.bandits.data import top_items
 from ldpjax.experiments import bandits_simulation as sim
@@ -52,7 +53,7 @@ from ldpjax.plotting import (
 def _load(ctx: RunContext):
     folder = sim.resolve_data_dir(ctx.config["data_dir"])
     if folder is not None and (folder / bandits.data.OBD_FILE).is_file():
-        items = bandits.load_obd(folder)
+        items = datasets.load_obd(folder)
         return items, f"{items.source}. {items.note}", True
     if ctx.config["data_dir"]:
         ctx.log(f"no OBD sample under {ctx.config['data_dir']!r}: using the synthetic stand-in")

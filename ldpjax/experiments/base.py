@@ -297,7 +297,7 @@ def _privacy_event_record(algorithm, params) -> Any:
     event_fn = getattr(algorithm, "privacy_event", None)
     if event_fn is None:
         return None
-    from ldpjax.mechanisms.events import describe
+    from ldpjax.accounting import describe
 
     try:
         return describe(event_fn(params))

@@ -34,6 +34,12 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from ldpjax.accounting import gdp_delta, gdp_epsilon, gdp_tradeoff
+from ldpjax.accounting.amplification import (
+    batch_mixture_delta,
+    batch_mixture_delta_se,
+    batch_mixture_tradeoff,
+    empirical_batch_distribution,
+)
 from ldpjax.engine import product_grid, record
 from ldpjax.experiments.base import (
     Experiment,
@@ -50,12 +56,8 @@ from ldpjax.experts import (
     AdaBatchConfig,
     FTPLConfig,
     adabatch_params,
-    batch_mixture_delta,
-    batch_mixture_delta_se,
-    batch_mixture_tradeoff,
     bernoulli_gains,
     best_in_hindsight,
-    empirical_batch_distribution,
     equal_gains,
     ftpl_params,
     regret_bound_adabatch,

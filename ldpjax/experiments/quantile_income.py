@@ -70,6 +70,7 @@ import math
 import jax
 import numpy as np
 
+from ldpjax import datasets
 from ldpjax.engine import product_grid, record
 from ldpjax.experiments.base import Experiment, ExperimentResult, Option, RunContext, floats
 from ldpjax.experiments.kit import PAPER_TITLES, judge_privacy, vacuous_epsilon
@@ -81,7 +82,7 @@ NAME = "quantile-income"
 
 
 def _requires():
-    from ldpjax.quantile.data import census_missing_message
+    from ldpjax.datasets.census import census_missing_message
 
     return census_missing_message()
 
@@ -193,7 +194,7 @@ def run(ctx: RunContext) -> ExperimentResult:
     from ldpjax.accounting import rr_epsilon
 
     cfg = ctx.config
-    by_state = Q.load_census2000()
+    by_state = datasets.load_census2000()
     states = list(by_state)
     rows = [by_state[s] for s in states]
     counts = np.array([r.size for r in rows], dtype=np.float64)

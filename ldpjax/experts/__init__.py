@@ -16,13 +16,8 @@ from ldpjax.experts.privacy import privatize_gains
 from ldpjax.experts.amplification import amplified_delta
 from ldpjax.experts.amplification import amplified_event
 from ldpjax.experts.amplification import amplified_tradeoff
-from ldpjax.experts.amplification import batch_mixture_delta
-from ldpjax.experts.amplification import batch_mixture_delta_se
-from ldpjax.experts.amplification import batch_mixture_tradeoff
 from ldpjax.experts.amplification import batch_survival
 from ldpjax.experts.amplification import covering_batch_survival
-from ldpjax.experts.amplification import empirical_batch_distribution
-from ldpjax.experts.amplification import ex_post_mu
 from ldpjax.experts.amplification import gap_cdf
 from ldpjax.experts.amplification import gap_pdf
 from ldpjax.experts.amplification import worst_case_batch_distribution
@@ -59,8 +54,6 @@ from ldpjax.experts.agarwal_singh import min_regret_setting
 from ldpjax.experts.agarwal_singh import optimal_learning_rate
 from ldpjax.experts.agarwal_singh import tree_hedge_params
 from ldpjax.experts.agarwal_singh import tree_hedge
-from ldpjax.experts.covid import CovidData
-from ldpjax.experts.covid import load_hhs_facility
 from ldpjax.experts.covid import synthetic_covid
 from ldpjax.experts.covid import synthetic_covid_data
 from ldpjax.experts.learners import Learner
@@ -85,7 +78,6 @@ from ldpjax.experts.rw_meta import rw_meta_algorithm
 __all__ = [
     "AdaBatchConfig",
     "AdaBatchParams",
-    "CovidData",
     "EXPERTS_HINTS",
     "FTPLConfig",
     "FTPLParams",
@@ -100,19 +92,14 @@ __all__ = [
     "amplified_delta",
     "amplified_event",
     "amplified_tradeoff",
-    "batch_mixture_delta",
-    "batch_mixture_delta_se",
-    "batch_mixture_tradeoff",
     "batch_survival",
     "bernoulli_gains",
     "best_in_hindsight",
     "central_mu",
     "compute_delay",
     "covering_batch_survival",
-    "empirical_batch_distribution",
     "equal_gains",
     "evaluate_learners",
-    "ex_post_mu",
     "follow_the_noisy_leader",
     "ftpl_params",
     "gap_cdf",
@@ -122,7 +109,6 @@ __all__ = [
     "leader_change_bound",
     "leader_family",
     "learner_set",
-    "load_hhs_facility",
     "meta_params",
     "min_noise_setting",
     "min_regret_setting",

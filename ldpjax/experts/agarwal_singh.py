@@ -69,17 +69,11 @@ import numpy as np
 import optax
 
 from ldpjax import _validation as v
-from ldpjax.accounting import gaussian_mu, gdp_log_delta
+from ldpjax.accounting import ComposedEvent, GaussianEvent, gaussian_mu, gdp_log_delta
 from ldpjax.engine import Algorithm
 from ldpjax.experts import privacy
-from ldpjax.mechanisms import (
-    ComposedEvent,
-    GaussianEvent,
-    gaussian_mechanism,
-    gaussian_noise_scale,
-    granular_claim,
-)
 from ldpjax.mechanisms import _domain as dom
+from ldpjax.mechanisms import gaussian_mechanism, gaussian_noise_scale, granular_claim
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
 

@@ -79,13 +79,8 @@ from ldpjax.accounting import (
     gdp_mixture_tradeoff,
 )
 from ldpjax.accounting.amplification import (
-    batch_mixture_delta,
-    batch_mixture_delta_se,
     batch_mixture_event,
-    batch_mixture_tradeoff,
     binned_law,
-    empirical_batch_distribution,
-    ex_post_mu,
 )
 from ldpjax.accounting.amplification import floats as _floats
 from ldpjax.experts.bounds import MAX_DELAY, _p_of_beta
@@ -434,7 +429,7 @@ def amplified_event(mu: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: ArrayLike)
     round). ``t`` may be an array (leading axes of the event).
 
     Example:
-      >>> from ldpjax.mechanisms import GaussianEvent, delta
+      >>> from ldpjax.accounting import GaussianEvent, delta
       >>> event = amplified_event(1.0, 100.0, 10, 0.01)
       >>> bool(delta(event, 1.0) <= delta(GaussianEvent(1.0), 1.0))
       True
@@ -531,13 +526,8 @@ __all__ = [
     "amplified_event",
     "amplified_tradeoff",
     "batch_grid",
-    "batch_mixture_delta",
-    "batch_mixture_delta_se",
-    "batch_mixture_tradeoff",
     "batch_survival",
     "covering_batch_survival",
-    "empirical_batch_distribution",
-    "ex_post_mu",
     "gap_cdf",
     "gap_pdf",
     "worst_case_batch_distribution",

@@ -59,13 +59,8 @@ from ldpjax import _validation as v
 from ldpjax.datasets.covid import (
     CAPACITY_COLUMN,
     COVID_COLUMN,
-    MISSING_TOKENS,
     SUPPRESSED,
     CovidData,
-    find_hhs_files,
-    format_report,
-    load_hhs_facility,
-    shared_covid_dir,
 )
 from ldpjax.datasets.covid import check_state as _check_state
 from ldpjax.types import Array, PRNGKey
@@ -221,18 +216,12 @@ def synthetic_covid_data(
 
 __all__ = [
     "CAPACITY_COLUMN",
-    "MISSING_TOKENS",
     "SUPPRESSED",
     "COVID_COLUMN",
-    "CovidData",
     "EXTRACT_STATE_MEAN",
     "STATE_HOSPITALS",
     "SYNTHETIC_WEEKS",
     "WAVES",
-    "find_hhs_files",
-    "format_report",
-    "load_hhs_facility",
-    "shared_covid_dir",
     "synthetic_covid",
     "synthetic_covid_data",
 ]

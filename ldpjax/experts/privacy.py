@@ -196,7 +196,8 @@ def gain_event(
       >>> gain_event(1.0, 2.0, 4)
       GaussianEvent(mu=Array(1., dtype=float32))
     """
-    from ldpjax.mechanisms import GaussianEvent, granular_claim
+    from ldpjax.accounting import GaussianEvent
+    from ldpjax.mechanisms import granular_claim
 
     if granularity is None:
         return GaussianEvent(jnp.asarray(mu, jnp.result_type(mu, float)))

@@ -38,18 +38,13 @@ from ldpjax.frequency.estimators import grr_probabilities
 from ldpjax.frequency.estimators import grr_support
 from ldpjax.frequency.estimators import hadamard_estimate
 from ldpjax.frequency.estimators import hadamard_probabilities
-from ldpjax.frequency.estimators import hadamard_support
-from ldpjax.frequency.estimators import local_hashing_support
 from ldpjax.frequency.estimators import mean_estimate
 from ldpjax.frequency.estimators import olh_estimate
 from ldpjax.frequency.estimators import olh_probabilities
 from ldpjax.frequency.estimators import oue_estimate
-from ldpjax.frequency.estimators import oue_probabilities
 from ldpjax.frequency.estimators import subset_estimate
 from ldpjax.frequency.estimators import subset_probabilities
-from ldpjax.frequency.estimators import subset_support
 from ldpjax.frequency.estimators import sue_estimate
-from ldpjax.frequency.estimators import sue_probabilities
 from ldpjax.frequency.estimators import unary_estimate
 from ldpjax.frequency.online import FrequencyOutputs
 from ldpjax.frequency.online import FrequencyParams
@@ -105,28 +100,23 @@ __all__ = [
     "hadamard_channel",
     "hadamard_estimate",
     "hadamard_probabilities",
-    "hadamard_support",
     "hadamard_variance",
     "hybrid_variance",
     "ibu",
     "ibu_supports",
-    "local_hashing_support",
     "mean_estimate",
     "norm_sub",
     "olh_estimate",
     "olh_probabilities",
     "olh_variance",
     "oue_estimate",
-    "oue_probabilities",
     "oue_variance",
     "piecewise_discrete_variance",
     "piecewise_variance",
     "subset_estimate",
     "subset_probabilities",
-    "subset_support",
     "subset_variance",
     "sue_estimate",
-    "sue_probabilities",
     "sue_variance",
     "unary_estimate",
     "unary_variance",

@@ -84,6 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
+from ldpjax.accounting import KaryRandomizedResponseEvent
 from ldpjax.accounting.frequency_events import (
     HadamardResponseEvent,
     LocalHashingEvent,
@@ -102,7 +103,6 @@ from ldpjax.frequency.estimators import (
 from ldpjax.frequency.postprocess import norm_sub
 from ldpjax.frequency.variance import count_variance
 from ldpjax.mechanisms import _domain as dom
-from ldpjax.mechanisms.events import KaryRandomizedResponseEvent
 from ldpjax.mechanisms.hadamard_response import hadamard_response, hadamard_size, hadamard_support
 from ldpjax.mechanisms.kary import kary_randomized_response
 from ldpjax.mechanisms.local_hashing import (
@@ -279,7 +279,7 @@ def frequency_event(config: OnlineFrequencyConfig, eps: ArrayLike, d: ArrayLike)
     """The claim of one user's report (module table): the oracle's exact event.
 
     Example:
-      >>> from ldpjax.mechanisms import epsilon
+      >>> from ldpjax.accounting import epsilon
       >>> config = OnlineFrequencyConfig(max_items=8, oracle="olh")
       >>> round(float(epsilon(frequency_event(config, 1.0, 8), 0.0)), 4)
       1.0

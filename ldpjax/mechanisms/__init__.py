@@ -1,7 +1,7 @@
 """The privacy layer: the only code in ldpjax that draws privacy noise.
 
 Every algorithm releases through these mechanisms, and states its per-record claim as an event
-(:mod:`ldpjax.accounting.events`, re-exported here and from :mod:`ldpjax.mechanisms.events`)
+(:mod:`ldpjax.accounting.events`; import them, and the accountants, from :mod:`ldpjax.accounting`)
 that the differentiable accountants (:mod:`ldpjax.accounting.accountant`) take.
 
 Mechanisms (pure functions of an explicit key; ``jit``/``vmap``/``grad``-able):
@@ -39,24 +39,8 @@ Fail closed: concrete out-of-domain budgets, sensitivities, values, bits or cate
 category (-1) or a fair coin — never the unperturbed input. float16 / bfloat16 are refused.
 """
 
-from ldpjax.mechanisms import events
 from ldpjax.mechanisms.discrete_gaussian import discrete_gaussian
 from ldpjax.mechanisms.discrete_gaussian import discrete_gaussian_delta
-from ldpjax.mechanisms.events import ApproxDpEvent
-from ldpjax.mechanisms.events import ComposedEvent
-from ldpjax.mechanisms.events import DiscreteGaussianEvent
-from ldpjax.mechanisms.events import GaussianEvent
-from ldpjax.mechanisms.events import GaussianMixtureEvent
-from ldpjax.mechanisms.events import KaryRandomizedResponseEvent
-from ldpjax.mechanisms.events import LaplaceEvent
-from ldpjax.mechanisms.events import NoPrivacyEvent
-from ldpjax.mechanisms.events import ParallelEvent
-from ldpjax.mechanisms.events import PureDpEvent
-from ldpjax.mechanisms.events import RandomizedResponseEvent
-from ldpjax.mechanisms.events import SelfComposedEvent
-from ldpjax.mechanisms.events import delta
-from ldpjax.mechanisms.events import epsilon
-from ldpjax.mechanisms.events import tradeoff
 from ldpjax.mechanisms.duchi import duchi_mechanism
 from ldpjax.mechanisms.hadamard_response import hadamard_response
 from ldpjax.mechanisms.hybrid import hybrid_mechanism
@@ -111,26 +95,11 @@ __all__ = [
     "optimized_unary_encoding",
     "symmetric_unary_encoding",
     "unary_encoding",
-    "ApproxDpEvent",
-    "ComposedEvent",
-    "DiscreteGaussianEvent",
-    "GaussianEvent",
-    "GaussianMixtureEvent",
-    "KaryRandomizedResponseEvent",
-    "LaplaceEvent",
-    "NoPrivacyEvent",
-    "ParallelEvent",
-    "PureDpEvent",
-    "RandomizedResponseEvent",
-    "SelfComposedEvent",
     "budget_width",
     "debias_randomized_response",
-    "delta",
     "discrete_gaussian",
     "discrete_gaussian_delta",
     "discrete_laplace",
-    "epsilon",
-    "events",
     "gaussian_mechanism",
     "gaussian_noise_scale",
     "granular_claim",
@@ -156,5 +125,4 @@ __all__ = [
     "weighted_category_widths",
     "weighted_randomized_response_from_bits",
     "rounded_sensitivity",
-    "tradeoff",
 ]

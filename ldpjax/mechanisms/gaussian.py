@@ -23,7 +23,7 @@ Delta_g = Delta + g sqrt(d) (d = number of coordinates of one release). When a `
 and Delta_g = min(Delta + g sqrt(d), (upper - lower) sqrt(d)). The noise is calibrated to
 Delta_g: sigma_g = Delta_g / mu.
 
-Privacy claim of the granular path (as :class:`~ldpjax.mechanisms.events.DiscreteGaussianEvent`):
+Privacy claim of the granular path (as :class:`~ldpjax.accounting.events.DiscreteGaussianEvent`):
 for a scalar release (d = 1) the exact privacy profile delta(eps) of the discrete Gaussian with
 integer shift D = ceil(Delta_g / g) and s = sigma_g / g
 (:func:`~ldpjax.mechanisms.discrete_gaussian.discrete_gaussian_delta`); for d > 1 the
@@ -262,14 +262,14 @@ def granular_claim(
     sensitivity: ArrayLike, mu: ArrayLike, granularity: float, dim: int,
     domain: tuple[float, float] | None = None,
 ):
-    """The :class:`~ldpjax.mechanisms.events.DiscreteGaussianEvent` of a granular release.
+    """The :class:`~ldpjax.accounting.events.DiscreteGaussianEvent` of a granular release.
 
     Example:
       >>> event = granular_claim(1.0, 1.0, 2**-8, 1, (0.0, 1.0))
       >>> float(event.sigma), float(event.shift)
       (256.0, 256.0)
     """
-    from ldpjax.mechanisms.events import DiscreteGaussianEvent
+    from ldpjax.accounting import DiscreteGaussianEvent
 
     domain = _check_domain(domain)
     sens_g = rounded_sensitivity(sensitivity, granularity, dim, domain)

@@ -312,7 +312,7 @@ def laplace_claim(sensitivity, eps, granularity: float | None = None, dim: int =
       >>> type(laplace_claim(1.0, 1.0, 2**-4, 1, (0.0, 1.0))).__name__
       'PureDpEvent'
     """
-    from ldpjax.mechanisms.events import LaplaceEvent, PureDpEvent
+    from ldpjax.accounting import LaplaceEvent, PureDpEvent
 
     eps_arr = jnp.asarray(eps, dom.release_dtype(sensitivity, eps))
     if granularity is None:

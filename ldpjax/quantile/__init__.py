@@ -46,9 +46,6 @@ from ldpjax.quantile.clients import pdf
 from ldpjax.quantile.clients import record_clients
 from ldpjax.quantile.clients import sample
 from ldpjax.quantile.clients import sample_from_uniform
-from ldpjax.quantile.data import census_available
-from ldpjax.quantile.data import census_missing_message
-from ldpjax.quantile.data import load_census2000
 from ldpjax.quantile.divide_and_conquer import DC_LR_SCALE
 from ldpjax.quantile.divide_and_conquer import DivideAndConquerConfig
 from ldpjax.quantile.divide_and_conquer import divide_and_conquer
@@ -121,8 +118,6 @@ __all__ = [
     "asymptotic_variance",
     "batch_variance",
     "cdf",
-    "census_available",
-    "census_missing_message",
     "client_cdf",
     "client_reports",
     "clients_asymptotic_variance",
@@ -142,7 +137,6 @@ __all__ = [
     "inference_update",
     "inference_variance",
     "learning_rate",
-    "load_census2000",
     "local_quantiles",
     "local_sgd",
     "log_schedule",

@@ -70,6 +70,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+import ldpjax.accounting as acc
 from ldpjax import _validation as v
 from ldpjax import mechanisms
 from ldpjax.accounting import gdp_mu, rr_epsilon
@@ -236,7 +237,7 @@ def dp_sgd(config: LocalSGDConfig, *, granularity: float | None = None,
             parts = tuple(mechanisms.laplace_claim(SENSITIVITY, budget[..., i], granularity, 1)
                           for i in range(budget.shape[-1]))
         elif granularity is None:
-            parts = tuple(mechanisms.GaussianEvent(budget[..., i]) for i in range(budget.shape[-1]))
+            parts = tuple(acc.GaussianEvent(budget[..., i]) for i in range(budget.shape[-1]))
         else:
             parts = tuple(mechanisms.granular_claim(SENSITIVITY, budget[..., i], granularity, 1)
                           for i in range(budget.shape[-1]))

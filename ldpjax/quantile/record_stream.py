@@ -54,7 +54,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ldpjax import mechanisms
+import ldpjax.accounting as acc
 from ldpjax.quantile.clients import Clients
 from ldpjax.types import Array, ArrayLike, PRNGKey
 
@@ -250,13 +250,13 @@ def composed_uses(event, uses: int):
     """``event`` used ``uses`` times by the same record: the event itself for one use, else
     ``SelfComposedEvent(event, uses)`` (the sequential composition of ``uses`` copies, stored
     once so ``run.json`` stays small)."""
-    return event if uses == 1 else mechanisms.SelfComposedEvent(event, uses)
+    return event if uses == 1 else acc.SelfComposedEvent(event, uses)
 
 
 def per_client_claim(parts: Sequence, uses: Sequence[int] | None):
     """``ParallelEvent`` over clients of each client's single-use event composed over its uses."""
     uses = (1,) * len(parts) if uses is None else uses
-    return mechanisms.ParallelEvent(tuple(composed_uses(e, m) for e, m in zip(parts, uses, strict=True)))
+    return acc.ParallelEvent(tuple(composed_uses(e, m) for e, m in zip(parts, uses, strict=True)))
 
 
 __all__ = [

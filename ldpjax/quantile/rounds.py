@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldpjax import _validation as v
-from ldpjax import mechanisms
+from ldpjax import accounting as accounting_lib
 from ldpjax._fusion import computed_once
 from ldpjax.quantile.inference import (
     InferenceState,
@@ -222,7 +222,7 @@ def randomized_response_event(params: QuantileParams, uses=None):
     """
     r = jnp.asarray(params.r)
     k = r.shape[-1]
-    return per_client_claim(tuple(mechanisms.RandomizedResponseEvent(r[..., i]) for i in range(k)), uses)
+    return per_client_claim(tuple(accounting_lib.RandomizedResponseEvent(r[..., i]) for i in range(k)), uses)
 
 
 def stream_contract(reports, event_of) -> tuple[Callable, Callable]:

@@ -31,11 +31,11 @@ import numpy as np
 import pytest
 
 from ldpjax import bandits
+from ldpjax.accounting import delta, epsilon
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.environment import arm_mask
 from ldpjax.bandits.epsilon_greedy import release_arm
 from ldpjax.engine import product_grid
-from ldpjax.mechanisms import delta, epsilon
 
 mp.mp.dps = 60
 TWO32 = 2**32

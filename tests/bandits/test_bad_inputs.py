@@ -159,7 +159,7 @@ def test_traced_invalid_budget_explores_with_probability_one():
     assert np.all(np.isnan(np.asarray(outs.spend)[:2]))
     assert float(outs.explore_prob[2]) == pytest.approx(3 / (3 + math.e - 1), rel=1e-6)
     # the claim at an invalid point is not a valid budget: the accountant returns NaN
-    from ldpjax.mechanisms import epsilon
+    from ldpjax.accounting import epsilon
     event = ALG.privacy_event(GOOD._replace(gamma=jnp.asarray(math.nan)))
     assert math.isnan(float(jax.jit(lambda e: epsilon(e, 0.0))(event)))
 

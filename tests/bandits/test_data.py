@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from scipy.special import betaln
 
+import ldpjax.datasets as datasets
 from ldpjax import bandits
-from ldpjax.bandits.data import fit_beta_prior, top_items
+from ldpjax.bandits.data import top_items
+from ldpjax.datasets.bandits import fit_beta_prior
 from ldpjax.engine import make_key
 
 HEADER = ("experiment_id,variant_id,metric_id,time_since_start,count_c,count_t,mean_c,mean_t,"
@@ -18,7 +20,7 @@ HEADER = ("experiment_id,variant_id,metric_id,time_since_start,count_c,count_t,m
 
 def test_asos_matches_published_facts_and_independent_reading(shared_data):
     path = shared_data / "asos" / "asos_digital_experiments_dataset.csv"
-    data = bandits.load_asos(shared_data)
+    data = datasets.load_asos(shared_data)
     # SOURCE.md: 78 experiments, 61/14/2/1 with 1/2/3/4 treatments, visitors min 69,123,
     # mean 21.09M, max 149,197,471; metric-1 control means 0.0265..0.7724
     assert len(data.experiment_ids) == 78
@@ -57,7 +59,7 @@ def test_asos_reports_and_skips_bad_rows(tmp_path):
         + "bbb,1,1,0.5,40,50,0.10,0.12,0.2,0.2\n"
         + "bbb,1,2,9.0,40,50,5.0,7.0,0.2,0.2\n"  # metric 2: ignored
     )
-    data = bandits.load_asos(path)
+    data = datasets.load_asos(path)
     assert data.experiment_ids == ["aaa", "bbb"]
     assert data.num_arms.tolist() == [3, 2]
     assert data.visitors.tolist() == [200 + 210 + 190, 40 + 50]
@@ -77,13 +79,13 @@ def test_asos_malformed_files_raise_clear_errors(tmp_path, body, message):
     path = tmp_path / "bad.csv"
     path.write_text(body)
     with pytest.raises(ValueError, match=message):
-        bandits.load_asos(path)
+        datasets.load_asos(path)
     with pytest.raises(ValueError, match="does not exist"):
-        bandits.load_asos(tmp_path / "missing.csv")
+        datasets.load_asos(tmp_path / "missing.csv")
 
 
 def test_obd_sample_and_smoothing(shared_data):
-    items = bandits.load_obd(shared_data)
+    items = datasets.load_obd(shared_data)
     # SOURCE.md: 10,000 impressions, 80 items shown 96..160 times, 38 clicks, 29 items clicked
     assert len(items.item_ids) == 80 and items.shows.sum() == 10_000
     assert items.shows.min() == 96 and items.shows.max() == 160

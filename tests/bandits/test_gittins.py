@@ -16,8 +16,8 @@ import pytest
 from scipy.optimize import brentq
 
 from ldpjax import bandits
+from ldpjax.accounting import NoPrivacyEvent
 from ldpjax.bandits.gittins import IndexTable, gittins_index_table
-from ldpjax.mechanisms import NoPrivacyEvent
 
 
 def brute_force_index(a: float, b: float, discount: float, depth: int) -> float:

@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 from ldpjax import bandits
-from ldpjax.accounting import compose_parallel, compose_sequential, krr_budget
+from ldpjax.accounting import NoPrivacyEvent, compose_parallel, compose_sequential, krr_budget
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.state import BanditState
 from ldpjax.engine import make_key, product_grid, record, simulate
-from ldpjax.mechanisms import NoPrivacyEvent
 
 MBA_CTR = [0.324, 0.295]
 

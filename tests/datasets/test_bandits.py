@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpjax import bandits
+import ldpjax.datasets as datasets
 from ldpjax.datasets import bandits as B
 
 ASOS_HEADER = ("experiment_id,variant_id,metric_id,time_since_start,count_c,count_t,mean_c,"
@@ -29,7 +29,7 @@ def test_load_asos_keeps_the_final_checkpoints(tmp_path):
     assert data.num_arms.tolist() == [3, 2] and data.visitors.tolist() == [270.0, 50.0]
     np.testing.assert_allclose(data.ctr, [[0.2, 0.25, 0.1], [0.4, 0.6, np.nan]])
     assert data.skipped == {"mean outside [0, 1]": 1}
-    assert bandits.load_asos is B.load_asos
+    assert datasets.load_asos is B.load_asos
 
 
 def test_load_asos_bad_files(tmp_path):
@@ -55,4 +55,4 @@ def test_load_obd_counts_and_smooths(tmp_path):
     path.write_text("item_id,click\n0,2\n")
     with pytest.raises(ValueError, match="click 0/1"):
         B.load_obd(path)
-    assert bandits.load_obd is B.load_obd
+    assert datasets.load_obd is B.load_obd

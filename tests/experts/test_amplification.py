@@ -12,6 +12,13 @@ import pytest
 from scipy import integrate, stats
 
 from ldpjax.accounting import gdp_delta, gdp_tradeoff
+from ldpjax.accounting.amplification import (
+    batch_mixture_delta,
+    batch_mixture_delta_se,
+    batch_mixture_tradeoff,
+    empirical_batch_distribution,
+    ex_post_mu,
+)
 from ldpjax.engine import record, simulate
 from ldpjax.experts import (
     EXPERTS_HINTS,
@@ -19,15 +26,10 @@ from ldpjax.experts import (
     adabatch_params,
     amplified_delta,
     amplified_tradeoff,
-    batch_mixture_delta,
-    batch_mixture_delta_se,
-    batch_mixture_tradeoff,
     batch_survival,
     compute_delay,
     covering_batch_survival,
-    empirical_batch_distribution,
     equal_gains,
-    ex_post_mu,
     gap_cdf,
     gap_pdf,
     rw_adabatch,

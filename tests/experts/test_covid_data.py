@@ -13,6 +13,7 @@ import jax
 import numpy as np
 import pytest
 
+from ldpjax.datasets import covid as covid_data
 from ldpjax.experts import covid as C
 
 EXTRACT = "covid/hhs_facility_NM_PA_CA_2022-09-23_to_2022-10-21.csv"
@@ -61,7 +62,7 @@ def test_real_extract_exact_counts(shared_data, state, hospitals, kept):
     # (hospitals, kept) are the numbers of the data's SOURCE.md table ("hospitals", "both of
     # those"); everything else is recomputed independently above.
     path = shared_data / EXTRACT
-    data = C.load_hhs_facility(path, state)
+    data = covid_data.load_hhs_facility(path, state)
     rows, reasons, n_hosp, kept_ids, weeks, matrix = independent_counts(path, state)
     r = data.report
     assert (
@@ -81,14 +82,14 @@ def test_real_extract_exact_counts(shared_data, state, hospitals, kept):
     np.testing.assert_allclose(data.density, np.clip(matrix, 0, 1), rtol=1e-12)
     assert data.density.shape == (5, kept)
     assert "real HHS" in data.source and state in data.source
-    assert str(kept) in C.format_report(data)
+    assert str(kept) in covid_data.format_report(data)
 
 
 def test_real_extract_known_cells(shared_data):
     # PA: 5 zero-capacity rows; CA: 5 suppressed capacities, 11 zero capacities, 4 NA covid.
-    pa = C.load_hhs_facility(shared_data / EXTRACT, "pa")  # case-insensitive state
+    pa = covid_data.load_hhs_facility(shared_data / EXTRACT, "pa")  # case-insensitive state
     assert pa.report["row_reasons"]["capacity_zero"] == 5
-    ca = C.load_hhs_facility(shared_data / EXTRACT, "CA")
+    ca = covid_data.load_hhs_facility(shared_data / EXTRACT, "CA")
     assert ca.report["row_reasons"]["covid_missing"] == 4
     assert ca.report["row_reasons"]["capacity_suppressed"] == 5
 
@@ -120,7 +121,7 @@ def test_suppressed_na_zero_capacity_missing_week_duplicates_and_clipping(tmp_pa
         # other state
         "G,2020-08-07,TX,Other,5,1\n"
     )
-    data = C.load_hhs_facility(write(tmp_path, body), "NM")
+    data = covid_data.load_hhs_facility(write(tmp_path, body), "NM")
     assert data.hospitals == ("A", "F")
     assert data.weeks == ("2020-08-07", "2020-08-14")
     np.testing.assert_allclose(data.density, [[0.2, 0.25], [1.0, 0.25]])
@@ -140,12 +141,12 @@ def test_suppressed_na_zero_capacity_missing_week_duplicates_and_clipping(tmp_pa
 
 def test_start_end_select_weeks(tmp_path):
     body = "A,2020-08-07,NM,a,10,1\nA,2020-08-14,NM,a,10,2\nA,2020-08-21,NM,a,10,-999999\n"
-    data = C.load_hhs_facility(write(tmp_path, body), "NM", start="2020-08-07", end="2020-08-14")
+    data = covid_data.load_hhs_facility(write(tmp_path, body), "NM", start="2020-08-07", end="2020-08-14")
     assert data.weeks == ("2020-08-07", "2020-08-14") and data.report["rows_outside_dates"] == 1
     with pytest.raises(ValueError, match="complete series|usable value"):
-        C.load_hhs_facility(write(tmp_path, body), "NM")
+        covid_data.load_hhs_facility(write(tmp_path, body), "NM")
     with pytest.raises(ValueError, match="start must be <= end"):
-        C.load_hhs_facility(write(tmp_path, body), "NM", start="2020-09-01", end="2020-08-01")
+        covid_data.load_hhs_facility(write(tmp_path, body), "NM", start="2020-09-01", end="2020-08-01")
 
 
 @pytest.mark.parametrize(
@@ -171,18 +172,18 @@ def test_bad_files_raise_clear_errors(tmp_path, body, header, match):
     path.write_text(header + body)
     state = "CA" if "does not occur" in match else "NM"
     with pytest.raises(ValueError, match=match):
-        C.load_hhs_facility(path, state)
+        covid_data.load_hhs_facility(path, state)
 
 
 def test_bad_arguments_and_binary_file(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
-        C.load_hhs_facility(tmp_path / "nope.csv", "NM")
+        covid_data.load_hhs_facility(tmp_path / "nope.csv", "NM")
     with pytest.raises(ValueError, match="two-letter"):
-        C.load_hhs_facility(tmp_path / "nope.csv", "New Mexico")
+        covid_data.load_hhs_facility(tmp_path / "nope.csv", "New Mexico")
     binary = tmp_path / "b.csv"
     binary.write_bytes(b"\xff\xfe\x00\x81garbage")
     with pytest.raises(ValueError, match="UTF-8|malformed|column"):
-        C.load_hhs_facility(binary, "NM")
+        covid_data.load_hhs_facility(binary, "NM")
 
 
 # --------------------------------------------------------------------------- synthetic

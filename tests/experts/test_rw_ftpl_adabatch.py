@@ -546,8 +546,8 @@ def test_invalid_traced_mu_gives_nan_and_only_checked_inf_gives_the_walk(which):
 def test_privacy_events_per_record():
     """One round's gain vector is released once: GaussianEvent(mu); granular: the mechanism's
     DiscreteGaussianEvent; AdaBatch's amplified central claim never exceeds the local one."""
+    from ldpjax.accounting import DiscreteGaussianEvent, GaussianEvent, delta, epsilon
     from ldpjax.experts import amplified_event
-    from ldpjax.mechanisms import DiscreteGaussianEvent, GaussianEvent, delta, epsilon
 
     for algo, make in ALGOS.values():
         event = algo.privacy_event(make(0.7))

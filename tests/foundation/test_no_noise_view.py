@@ -14,33 +14,34 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import ldpjax.accounting as acc
 from ldpjax import mechanisms as M
 from ldpjax.accounting import protocol as p
 from ldpjax.engine import Algorithm, make_key, rollout, simulate
 
 
 @pytest.mark.parametrize("event, expected", [
-    (M.NoPrivacyEvent(), True),
-    (M.RandomizedResponseEvent(1.0), True),
-    (M.RandomizedResponseEvent(0.5), False),
-    (M.RandomizedResponseEvent(np.float64(1.0) - 2.0**-40), False),  # finite eps ~ 28.4
-    (M.GaussianEvent(np.inf), True),
-    (M.GaussianEvent(1e39), False),  # finite in float64 (float32 would round it to inf)
-    (M.KaryRandomizedResponseEvent(np.inf, 4), True),
-    (M.KaryRandomizedResponseEvent(3.0, 4), False),
-    (M.LaplaceEvent(np.inf), True),
-    (M.PureDpEvent(2.0), False),
-    (M.DiscreteGaussianEvent(0.0, 3), True),
-    (M.DiscreteGaussianEvent(2.0, 3), False),
-    (M.GaussianEvent(np.array([1.0, np.inf])), True),  # a grid: one point without noise
+    (acc.NoPrivacyEvent(), True),
+    (acc.RandomizedResponseEvent(1.0), True),
+    (acc.RandomizedResponseEvent(0.5), False),
+    (acc.RandomizedResponseEvent(np.float64(1.0) - 2.0**-40), False),  # finite eps ~ 28.4
+    (acc.GaussianEvent(np.inf), True),
+    (acc.GaussianEvent(1e39), False),  # finite in float64 (float32 would round it to inf)
+    (acc.KaryRandomizedResponseEvent(np.inf, 4), True),
+    (acc.KaryRandomizedResponseEvent(3.0, 4), False),
+    (acc.LaplaceEvent(np.inf), True),
+    (acc.PureDpEvent(2.0), False),
+    (acc.DiscreteGaussianEvent(0.0, 3), True),
+    (acc.DiscreteGaussianEvent(2.0, 3), False),
+    (acc.GaussianEvent(np.array([1.0, np.inf])), True),  # a grid: one point without noise
     # compositions: one part without privacy reveals the record (the claim is eps = inf)
-    (M.ComposedEvent((M.GaussianEvent(1.0), M.RandomizedResponseEvent(0.5))), False),
-    (M.ComposedEvent((M.NoPrivacyEvent(), M.GaussianEvent(1.0))), True),
-    (M.ComposedEvent((M.GaussianEvent(1.0), M.RandomizedResponseEvent(1.0))), True),
-    (M.SelfComposedEvent(M.RandomizedResponseEvent(1.0), 3), True),
-    (M.SelfComposedEvent(M.RandomizedResponseEvent(0.9), 3), False),
-    (M.ParallelEvent((M.RandomizedResponseEvent(1.0), M.RandomizedResponseEvent(0.5))), True),
-    (M.ParallelEvent((M.RandomizedResponseEvent(0.9), M.RandomizedResponseEvent(0.5))), False),
+    (acc.ComposedEvent((acc.GaussianEvent(1.0), acc.RandomizedResponseEvent(0.5))), False),
+    (acc.ComposedEvent((acc.NoPrivacyEvent(), acc.GaussianEvent(1.0))), True),
+    (acc.ComposedEvent((acc.GaussianEvent(1.0), acc.RandomizedResponseEvent(1.0))), True),
+    (acc.SelfComposedEvent(acc.RandomizedResponseEvent(1.0), 3), True),
+    (acc.SelfComposedEvent(acc.RandomizedResponseEvent(0.9), 3), False),
+    (acc.ParallelEvent((acc.RandomizedResponseEvent(1.0), acc.RandomizedResponseEvent(0.5))), True),
+    (acc.ParallelEvent((acc.RandomizedResponseEvent(0.9), acc.RandomizedResponseEvent(0.5))), False),
 ])
 def test_the_view_of_the_built_in_events(event, expected):
     assert p.grants_no_privacy(event) is expected
@@ -99,7 +100,7 @@ def test_traced_events_grant_nothing():
 
     @jax.jit
     def probe(r):
-        seen.append(p.grants_no_privacy(M.RandomizedResponseEvent(r)))
+        seen.append(p.grants_no_privacy(acc.RandomizedResponseEvent(r)))
         return r
 
     probe(jnp.float32(1.0))

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import ldpjax.accounting as acc
 import ldpjax.quantile as Q
 from ldpjax import mechanisms as M
 from ldpjax.engine import Algorithm, make_key, record, release_run, simulate
@@ -30,7 +31,7 @@ def _echo():
         return count + 1, {"row": inputs, "count": count + 1}
 
     return Algorithm(lambda params, key: jnp.int32(0), step,
-                     privacy_event=lambda params: M.GaussianEvent(1.0))
+                     privacy_event=lambda params: acc.GaussianEvent(1.0))
 
 
 ECHO = _echo()
@@ -59,7 +60,7 @@ def test_release_run_reads_each_input_row_once_simulate_replays_them():
     np.testing.assert_array_equal(out.record["row"], ROWS_IN)  # one run: every row once
     np.testing.assert_array_equal(out.record["count"], np.arange(1, 5))
     assert out.info.num_seeds == 1 and out.info.rng == "ldpjax_secure128"
-    assert out.event == M.GaussianEvent(1.0)
+    assert out.event == acc.GaussianEvent(1.0)
     # simulation with a seeded key: every seed reads every row again (replayed)
     sim = simulate(ECHO, {}, make_key(0), inputs=ROWS_IN, num_seeds=3, record=record.every_step())
     np.testing.assert_array_equal(sim.record["row"], np.broadcast_to(ROWS_IN, (3, 4, 3)))
@@ -75,8 +76,8 @@ def test_release_run_over_records_reads_each_once_and_claims_one_use():
                       record=record.last(lambda o: o.estimate))
     assert np.isfinite(out.record)  # every report read a record (a reread would read NaN)
     # the claim: each client's record once, randomized response at its own r_k
-    assert isinstance(out.event, M.ParallelEvent)
-    assert [type(e) for e in out.event.events] == [M.RandomizedResponseEvent] * 3
+    assert isinstance(out.event, acc.ParallelEvent)
+    assert [type(e) for e in out.event.events] == [acc.RandomizedResponseEvent] * 3
     np.testing.assert_allclose([float(e.r) for e in out.event.events], RATES, rtol=1e-6)
     # the same data under simulate with the secure key and two seeds: refused
     with pytest.raises(ValueError, match=r"num_seeds=2 .*once-per-record claim.*release_run"):

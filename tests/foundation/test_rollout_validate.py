@@ -9,10 +9,11 @@ import jax.numpy as jnp
 import pytest
 
 from ldpjax import validation
+from ldpjax.accounting import GaussianEvent
 from ldpjax.demo.noisy_counter import CounterParams, noisy_counter
 from ldpjax.engine import Algorithm, make_key, rollout, simulate
 from ldpjax.frequency.online import OnlineFrequencyConfig, frequency_params, online_frequency
-from ldpjax.mechanisms import GaussianEvent, gaussian_mechanism
+from ldpjax.mechanisms import gaussian_mechanism
 
 
 class _Params(NamedTuple):

@@ -7,9 +7,9 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import pytest
 
+from ldpjax.accounting import GaussianEvent
 from ldpjax.engine import Algorithm, make_key, simulate
 from ldpjax.engine.checks import event_validator
-from ldpjax.mechanisms.events import GaussianEvent
 
 
 class _Params(NamedTuple):

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from ldpjax.accounting import epsilon
 from ldpjax.engine import make_key, product_grid, record, rollout, simulate
 from ldpjax.frequency.online import (
     ORACLES,
@@ -23,7 +24,6 @@ from ldpjax.frequency.online import (
     frequency_params,
     online_frequency,
 )
-from ldpjax.mechanisms import epsilon
 
 Z = 4.0
 

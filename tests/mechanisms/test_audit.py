@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import ldpjax.accounting as acc
 from ldpjax import mechanisms as M
 
 N = 100_000
@@ -72,7 +73,7 @@ def test_audit_granular_gaussian():
     hits0 = _threshold_events(out0, cuts) + [int(_bit_pattern(out0).sum())]
     hits1 = _threshold_events(out1, cuts) + [int(_bit_pattern(out1).sum())]
     eps_low = audit_epsilon(hits0, hits1, N, delta)
-    claim = float(M.epsilon(event, delta))
+    claim = float(acc.epsilon(event, delta))
     assert eps_low <= claim
     assert eps_low > 0.5 * claim  # the audit has power
 
@@ -87,7 +88,7 @@ def test_audit_float_gaussian_is_refuted_by_bits():
     threshold_only = audit_epsilon(
         _threshold_events(out0, cuts), _threshold_events(out1, cuts), N, delta
     )
-    claim = float(M.epsilon(M.GaussianEvent(mu), delta))
+    claim = float(acc.epsilon(acc.GaussianEvent(mu), delta))
     assert threshold_only <= claim  # thresholds alone cannot see the leak
     with_bits = audit_epsilon(
         [int(_bit_pattern(out0).sum())], [int(_bit_pattern(out1).sum())], N, delta
@@ -102,7 +103,7 @@ def test_audit_randomized_response(r):
     out0 = np.asarray(rr(k0, jnp.zeros(N, jnp.int32), r))
     out1 = np.asarray(rr(k1, jnp.ones(N, jnp.int32), r))
     eps_low = audit_epsilon([int(out0.sum())], [int(out1.sum())], N, 0.0)
-    claim = float(M.epsilon(M.RandomizedResponseEvent(r), 0.0))
+    claim = float(acc.epsilon(acc.RandomizedResponseEvent(r), 0.0))
     assert eps_low <= claim
     assert eps_low > 0.8 * claim
 
@@ -116,6 +117,6 @@ def test_audit_kary_randomized_response(xi, k):
     hits0 = [int(np.sum(out0 == c)) for c in range(k)]
     hits1 = [int(np.sum(out1 == c)) for c in range(k)]
     eps_low = audit_epsilon(hits0, hits1, N, 0.0)
-    claim = float(M.epsilon(M.KaryRandomizedResponseEvent(xi, k), 0.0))
+    claim = float(acc.epsilon(acc.KaryRandomizedResponseEvent(xi, k), 0.0))
     assert eps_low <= claim
     assert eps_low > 0.8 * claim

@@ -61,7 +61,7 @@ def test_rr_epsilon_is_never_below_the_exact_value():
     eps_mach = float(np.finfo(_dtype()).eps)
     for got in (
         np.asarray(acc.rr_epsilon(rs)),
-        np.asarray(M.epsilon(M.RandomizedResponseEvent(jnp.asarray(rs)), 0.0)),
+        np.asarray(acc.epsilon(acc.RandomizedResponseEvent(jnp.asarray(rs)), 0.0)),
         np.asarray(jax.jit(acc.rr_epsilon)(rs)),
     ):
         assert np.all(got >= exact)  # an upper bound for every r, 1 - k ulp included
@@ -70,7 +70,7 @@ def test_rr_epsilon_is_never_below_the_exact_value():
 
 def test_rr_epsilon_of_a_tiny_rate_is_positive_and_accurate():
     # 2 atanh(1e-9) = 2e-9 (the subtraction log(1 + r) - log(1 - r) cancelled to 0 before)
-    claim = float(M.epsilon(M.RandomizedResponseEvent(1e-9), 0.0))
+    claim = float(acc.epsilon(acc.RandomizedResponseEvent(1e-9), 0.0))
     r = float(np.asarray(1e-9, _dtype()))
     assert claim >= float(_exact_eps(r)) > 0
     assert claim == pytest.approx(2 * r, rel=1e-6)
@@ -81,7 +81,7 @@ def test_rr_profile_is_never_below_the_exact_value():
     rng = np.random.default_rng(1)
     eps0 = np.array([float(_exact_eps(float(r))) for r in rs])
     eps = (rng.uniform(0.0, 1.2, rs.size) * eps0).astype(_dtype())
-    deltas = np.asarray(M.delta(M.RandomizedResponseEvent(jnp.asarray(rs)), jnp.asarray(eps)))
+    deltas = np.asarray(acc.delta(acc.RandomizedResponseEvent(jnp.asarray(rs)), jnp.asarray(eps)))
     exact = np.array(
         [float(_exact_delta(float(r), float(e))) for r, e in zip(rs, eps, strict=True)]
     )
@@ -97,7 +97,7 @@ def test_rr_profile_is_never_below_the_exact_value():
     targets = np.minimum(targets, 0.99)
     got = np.array(
         [
-            float(M.epsilon(M.RandomizedResponseEvent(r), d))
+            float(acc.epsilon(acc.RandomizedResponseEvent(r), d))
             for r, d in zip(rs[:60], targets[:60], strict=True)
         ]
     )
@@ -110,7 +110,7 @@ def test_rr_profile_is_never_below_the_exact_value():
 def test_rr_delta_is_zero_from_its_epsilon_on():
     rs = jnp.asarray(_rates())
     eps0 = acc.rr_epsilon(rs)
-    assert np.all(np.asarray(M.delta(M.RandomizedResponseEvent(rs), eps0)) == 0.0)
+    assert np.all(np.asarray(acc.delta(acc.RandomizedResponseEvent(rs), eps0)) == 0.0)
 
 
 def _float_ceil(x: Fraction, dtype) -> float:
@@ -151,6 +151,6 @@ def test_quotient_up_against_fractions():
 
 def test_tiny_delta_of_an_approx_event_is_not_rounded_to_zero():
     dtype = _dtype()
-    out = float(M.delta(M.ApproxDpEvent(1.0, 1e-300), 1.0))
+    out = float(acc.delta(acc.ApproxDpEvent(1.0, 1e-300), 1.0))
     assert out >= 1e-300  # delta0 (float64) or the dtype's smallest normal number (float32)
     assert out == pytest.approx(max(1e-300, float(np.finfo(dtype).tiny)), rel=1e-6)

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import ldpjax.accounting as acc
 from ldpjax import mechanisms as M
 
 L = importlib.import_module("ldpjax.mechanisms.laplace")
@@ -91,9 +92,9 @@ def test_discrete_laplace_sampler_has_the_exact_law():
 # --------------------------------------------------------------------------- events
 @pytest.mark.parametrize("eps", [-1.0, float("nan")])
 def test_pure_dp_event_checks_its_eps(eps):
-    for accountant, x in ((M.epsilon, 1e-5), (M.delta, 1.0), (M.tradeoff, 0.1)):
+    for accountant, x in ((acc.epsilon, 1e-5), (acc.delta, 1.0), (acc.tradeoff, 0.1)):
         with pytest.raises(ValueError, match="eps must be in"):
-            accountant(M.PureDpEvent(eps), x)
+            accountant(acc.PureDpEvent(eps), x)
 
 
 # --------------------------------------------------------------------------- round half up

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from ldpjax import accounting as acc
 from ldpjax import mechanisms as M
 from ldpjax.mechanisms import kary
 
@@ -263,7 +264,7 @@ def test_kary_category_width_is_the_exact_ceiling(k):
 def test_kary_law_is_exact_to_two_to_minus_32(xi, k):
     # The law is a function of the integer width Q: each other category has probability
     # Q / 2^32 >= its nominal 1 / (k - 1 + e^xi), within 2^-32 of it.
-    p = np.float32(M.events.acc.krr_explore_prob(np.float32(xi), k))
+    p = np.float32(acc.krr_explore_prob(np.float32(xi), k))
     width, capped = kary.category_width(jnp.asarray(p), k)
     other = Fraction(int(width), 2**32)
     nominal = Fraction(float(p)) / k
@@ -275,7 +276,7 @@ def test_kary_law_is_exact_to_two_to_minus_32(xi, k):
 def test_kary_high_budget_shows_other_categories():
     # xi = 18, K = 2: a float32 uniform below p = 3e-8 is only u = 0, so the other category was
     # never shown. With words, every word below Q shows category 0 (then explores).
-    p = float(M.events.acc.krr_explore_prob(18.0, 2))
+    p = float(acc.krr_explore_prob(18.0, 2))
     width = int(kary.category_width(jnp.float32(p), 2)[0])
     assert width >= 60
     words = jnp.array([[0, 0], [width - 1, 0], [width, 0], [2 * width, 0]], jnp.uint32)

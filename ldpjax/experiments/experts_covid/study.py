@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldpjax.datasets import covid as covid_data
 from ldpjax.engine import product_grid, record
 from ldpjax.experiments.experts_covid.readings import Reading, readings_from, sensitivity
 from ldpjax.experiments.kit import subkey
@@ -132,7 +133,7 @@ def parse_config(options: Mapping[str, Any], seeds: int) -> Config:
 class StateStudy:
     """Every algorithm's runs on one gain matrix (axes in each field's comment)."""
 
-    data: covid.CovidData  # density: (week, hospital)
+    data: covid_data.CovidData  # density: (week, hospital)
     labels: tuple[str, ...]  # (learner,)
     local_points: tuple[Point, ...]  # (point,)
     central_points: tuple[Point, ...]  # (cpoint,)
@@ -319,7 +320,7 @@ def _references(data, learners, gains, meta, *, inf: bool) -> dict[str, Any]:
     }
 
 
-def stand_in(config: Config, state: str, heterogeneity: float) -> covid.CovidData:
+def stand_in(config: Config, state: str, heterogeneity: float) -> covid_data.CovidData:
     """The documented synthetic stand-in of ``state`` (its own key from ``data_seed``)."""
     key = jax.random.fold_in(jax.random.key(config.data_seed), sum(map(ord, state)))
     return covid.synthetic_covid_data(
@@ -335,7 +336,7 @@ def _real_panel(config: Config, simulate, key, log) -> RealPanel | None:
     """The labelled real-data panel on the shared HHS extract, if there is one."""
     if config.data_dir.lower() == "none":
         return None
-    files = covid.find_hhs_files(covid.shared_covid_dir(config.data_dir))
+    files = covid_data.find_hhs_files(covid_data.shared_covid_dir(config.data_dir))
     if not files:
         log(f"no HHS facility file under {config.data_dir or 'the shared data folder'}: "
             "no real panel")
@@ -343,11 +344,11 @@ def _real_panel(config: Config, simulate, key, log) -> RealPanel | None:
     path, states = files[0], {}
     for state in config.real_states:
         try:
-            data = covid.load_hhs_facility(path, state)
+            data = covid_data.load_hhs_facility(path, state)
         except ValueError as err:
             log(f"real panel: {state} skipped ({err})")
             continue
-        log("real panel: " + covid.format_report(data))
+        log("real panel: " + covid_data.format_report(data))
         states[state] = study_gains(
             simulate, key, data, f"real-{state}", config.mus, config.readings, ftpl=False
         )
@@ -381,10 +382,10 @@ def study(
     table = {}
     for state in config.states:
         if config.data_path:
-            data = covid.load_hhs_facility(
+            data = covid_data.load_hhs_facility(
                 config.data_path, state, start=config.start or None, end=config.end or None
             )
-            log(covid.format_report(data))
+            log(covid_data.format_report(data))
         else:
             data = stand_in(config, state, config.table_heterogeneity)
         table[state] = study_gains(
