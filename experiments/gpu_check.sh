@@ -38,12 +38,12 @@ mkdir -p "$OUT"
 if command -v ldpjax >/dev/null 2>&1 && ldpjax bench --help >/dev/null 2>&1; then
   BENCH=(ldpjax bench)
 else
-  BENCH=("$PY" -m ldpjax.bench)
+  BENCH=("$PY" -m ldpjax_experiments.bench)
 fi
 if command -v ldpjax >/dev/null 2>&1; then
   LDPJAX=(ldpjax)
 else
-  LDPJAX=("$PY" -m ldpjax.cli)
+  LDPJAX=("$PY" -m ldpjax_experiments.cli)
 fi
 
 # Fail early (exit 2) when an option this script passes is missing from the CLI.

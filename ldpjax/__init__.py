@@ -5,8 +5,8 @@ Subpackages: :mod:`ldpjax.accounting` (differentiable privacy accounting),
 simulation engine), :mod:`ldpjax.experts`, :mod:`ldpjax.quantile`, :mod:`ldpjax.bandits`
 (the three paper families), :mod:`ldpjax.datasets` (data loaders), :mod:`ldpjax.validation`
 (public input checks), :mod:`ldpjax.testing` (the conformance checker for your own algorithm).
-The application on top: :mod:`ldpjax.experiments` (registered experiments, CLI runner),
-:mod:`ldpjax.bench`, :mod:`ldpjax.cluster` (multi-process runtime).
+The application on top: :mod:`ldpjax_experiments` (registered experiments, CLI runner),
+:mod:`ldpjax_experiments.bench`, :mod:`ldpjax_experiments.cluster` (multi-process runtime).
 """
 
 from ldpjax import _xla

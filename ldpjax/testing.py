@@ -9,7 +9,7 @@ unittest or in a plain script. The properties (optax's ``_common_test.py``, blac
 * :func:`check_contract`: an :class:`~ldpjax.engine.Algorithm` with ``init``, ``step`` and a
   ``validate`` hook that accepts the valid budgets; a ``privacy_event`` (when set) whose
   accountant gives a finite epsilon (``inf`` only for a declared
-  :class:`~ldpjax.mechanisms.NoPrivacyEvent`);
+  :class:`~ldpjax.accounting.NoPrivacyEvent`);
 * :func:`check_validate_rejects`: concrete invalid budgets and out-of-domain inputs raise
   ``ValueError`` from ``validate``;
 * :func:`check_compiles_once`: ``jit`` + ``vmap`` over seeds x budgets of a plain

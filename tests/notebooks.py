@@ -95,7 +95,7 @@ def check_notebook_statically(path: Path) -> int:
     nb = nbformat.read(path, as_version=4)
     tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1, f"{path.name}: {len(tagged)} cells tagged 'parameters'"
-    from ldpjax.experiments import get_experiment
+    from ldpjax_experiments import get_experiment
 
     aliases: dict[str, Any] = {}  # local name -> imported ldpjax module
     checked = 0

@@ -20,16 +20,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from ldpjax_experiments import bench
+from ldpjax_experiments.bench import numpy_reference as ref
+from ldpjax_experiments.bench import rng as rng_lib
+from ldpjax_experiments.bench.authors_loop import local_sgd_loop
+from ldpjax_experiments.bench.plan import captured_call, plan_workload
+from ldpjax_experiments.bench.workloads import DEFAULT_WORKLOADS, WORKLOADS
 from scipy.optimize import brentq
 from scipy.special import softmax
 from scipy.stats import norm
-
-from ldpjax import bench
-from ldpjax.bench import numpy_reference as ref
-from ldpjax.bench import rng as rng_lib
-from ldpjax.bench.authors_loop import local_sgd_loop
-from ldpjax.bench.plan import captured_call, plan_workload
-from ldpjax.bench.workloads import DEFAULT_WORKLOADS, WORKLOADS
 
 
 # --------------------------------------------------------------------------- CLI and records
@@ -216,7 +215,7 @@ def test_authors_loop_rejects_bad_settings():
 def test_x64_workloads_hand_float64_to_ldpjax(name):
     """Under jax_enable_x64 the ldpjax side gets float64 params and inputs (the NumPy side is
     float64 always), and an exact float64 uniform costs two 32-bit words."""
-    from ldpjax.bench.workload import words_per_float
+    from ldpjax_experiments.bench.workload import words_per_float
 
     with jax.enable_x64(True):
         call = captured_call(name, "tiny")
@@ -266,7 +265,7 @@ def test_plan_shards_over_four_cpu_devices(tmp_path):
     path = tmp_path / "plan.json"
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
                JAX_PLATFORMS="cpu")
-    subprocess.run([sys.executable, "-m", "ldpjax.bench", "--plan", "--size", "tiny",
+    subprocess.run([sys.executable, "-m", "ldpjax_experiments.bench", "--plan", "--size", "tiny",
                     "--only", "quantile,rw-ftpl", "--rng", "threefry2x32", "--json", str(path)],
                    env=env, check=True, timeout=600, capture_output=True)
     plans = json.loads(path.read_text())
@@ -279,7 +278,7 @@ def test_gpu_check_script_uses_options_the_cli_has():
     """Every option experiments/gpu_check.sh passes to bench / reproduce parses."""
     import argparse
 
-    from ldpjax import cli
+    from ldpjax_experiments import cli
 
     text = (Path(__file__).resolve().parents[1] / "experiments" / "gpu_check.sh").read_text()
     bench_parser = argparse.ArgumentParser()
@@ -326,8 +325,8 @@ def test_frequency_workload_tiny_against_multi_freq_ldpy():
     """frequency-grr: ldpjax's side runs alone (finite per-seed statistics); against the optional
     peer multi-freq-ldpy (``pip install "ldpjax[bench]"``) the statistics agree, and without it
     the comparison is skipped (``PeerMissing`` is a ``unittest.SkipTest``)."""
-    from ldpjax.bench.frequency import PeerMissing, peer_modules
-    from ldpjax.bench.workload import Context
+    from ldpjax_experiments.bench.frequency import PeerMissing, peer_modules
+    from ldpjax_experiments.bench.workload import Context
 
     workload = WORKLOADS["frequency-grr"]
     values = workload.prepare(workload.sizes["tiny"], Context()).run_ldpjax()

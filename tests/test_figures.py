@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ldpjax_experiments import get_experiment, run_experiment
+from ldpjax_experiments.plotting import MIN_FONT
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Text
-
-from ldpjax.experiments import get_experiment, run_experiment
-from ldpjax.plotting import MIN_FONT
 
 TINY = {
     "demo": (50, dict(mu=(0.5, 2.0), horizon=100)),
@@ -555,9 +554,9 @@ def test_experiment_figures(name, tmp_path):
 
 # ----------------------------------------------------------------------------- the checker
 def _toy_figure(*, legend=True, off_axis=False, small_font=False, caption=True):
-    from ldpjax.plotting import caption as add_caption
-    from ldpjax.plotting import figure
-    from ldpjax.plotting import legend as add_legend
+    from ldpjax_experiments.plotting import caption as add_caption
+    from ldpjax_experiments.plotting import figure
+    from ldpjax_experiments.plotting import legend as add_legend
 
     fig, axes = figure()
     ax = axes[0, 0]
@@ -585,7 +584,7 @@ def test_checker_accepts_a_good_figure_and_rejects_each_fault():
 
 
 def _toy_axes():
-    from ldpjax.plotting import figure
+    from ldpjax_experiments.plotting import figure
 
     fig, axes = figure()
     ax = axes[0, 0]
@@ -595,7 +594,7 @@ def _toy_axes():
 
 
 def test_legend_overlap_check():
-    from ldpjax.plotting import figure_legend, legend
+    from ldpjax_experiments.plotting import figure_legend, legend
 
     fig, ax = _toy_axes()  # points in every corner: an inside legend must cover some
     ax.plot([0, 0, 1, 1, 0.5], [0, 1, 0, 1, 0.5], "o", label="corners")
@@ -616,7 +615,7 @@ def test_legend_overlap_check():
 
 
 def test_reference_marker_checks():
-    from ldpjax.plotting import legend, paper_markers
+    from ldpjax_experiments.plotting import legend, paper_markers
 
     fig, ax = _toy_axes()
     ax.plot([1, 2, 3], [1, 2, 3], "o-", label="simulated")
@@ -638,8 +637,8 @@ def test_reference_marker_checks():
 def test_budget_axis_labels_do_not_collide():
     """The bandits' gamma axis at T = 1e6 (the paper's grid plus the diagnostic budgets 6, 7):
     close budgets keep their tick mark but not a label, so no two labels collide."""
-    from ldpjax.experiments.bandits_simulation import gamma_axis
-    from ldpjax.plotting import figure
+    from ldpjax_experiments.bandits_simulation import gamma_axis
+    from ldpjax_experiments.plotting import figure
 
     fig, axes = figure(3, 3, width=4.0, height=3.0)  # bandits-mba's panel size
     ax = axes[0, 0]
@@ -653,9 +652,8 @@ def test_budget_axis_labels_do_not_collide():
 
 
 def test_style_checks_reject_each_fault():
+    from ldpjax_experiments.plotting import caption, figure
     from matplotlib.lines import Line2D
-
-    from ldpjax.plotting import caption, figure
 
     def make(*, proxy=False, twin=False, name=False, empty=False, edge=False):
         fig, axes = figure(2, 1)

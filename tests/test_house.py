@@ -1,9 +1,9 @@
 """The house rules, read from the source (no imports of ldpjax needed, so this is fast).
 
-- no module of ``ldpjax`` over 700 lines and no function over 100;
+- no module of ``ldpjax`` or of the application ``ldpjax_experiments`` over 700 lines and no function over 100;
 - the core (families, mechanisms, accounting, engine, datasets, testing) never imports the
-  application (experiments, bench, CLI, launcher, cluster runtime, checkpointing, plotting,
-  progress), neither by an import statement nor by a string (``importlib.import_module``,
+  application (``ldpjax_experiments``: the paper studies, bench, CLI, launcher, cluster
+  runtime, checkpointing, plotting, progress), neither by an import statement nor by a string (``importlib.import_module``,
   ``__import__``, a module ``__getattr__`` that loads modules);
 - no module imports another in a loop (lazy imports included; ``ldpjax`` modules only);
 - docstrings carry no issue numbers, and no module cites a paper by file number ("paper 000")
@@ -18,25 +18,28 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "ldpjax"
+REPO = Path(__file__).resolve().parent.parent
+#: The two import packages of the distribution: the library and the application that runs the
+#: paper studies, the bench and the command line (experiments/ldpjax_experiments)
+PACKAGES = (REPO / "ldpjax", REPO / "experiments" / "ldpjax_experiments")
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 100
 CORE = ("ldpjax.experts", "ldpjax.quantile", "ldpjax.bandits", "ldpjax.demo",
         "ldpjax.mechanisms", "ldpjax.accounting", "ldpjax.engine", "ldpjax.datasets",
         "ldpjax._validation", "ldpjax.validation", "ldpjax.types", "ldpjax.roots",
         "ldpjax.testing")
-APPLICATION = ("ldpjax.experiments", "ldpjax.bench", "ldpjax.cli", "ldpjax.launch",
-               "ldpjax.cluster", "ldpjax.plotting", "ldpjax.progress", "ldpjax.checkpointing")
+APPLICATION = ("ldpjax_experiments",)
 ISSUE_NUMBER = re.compile(r"\bissues? \d+", re.IGNORECASE)
 
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = path
+    for package in PACKAGES:
+        for path in sorted(package.rglob("*.py")):
+            parts = path.relative_to(package.parent).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
     return out
 
 
@@ -98,8 +101,7 @@ def test_the_core_never_imports_the_application(core):
 
 #: Calls that load a module named by a string.
 IMPORTERS = {"import_module", "__import__", "find_spec", "find_module", "load_module"}
-APPLICATION_NAME = re.compile(
-    r"\b(?:ldpjax\.)?(?:" + "|".join(a.split(".", 1)[1] for a in APPLICATION) + r")\b")
+APPLICATION_NAME = re.compile(r"\bldpjax_experiments\b")
 
 
 def _call_name(node: ast.Call) -> str:
@@ -208,3 +210,22 @@ def test_papers_are_cited_by_title_not_by_file_number():
             for number, line in enumerate(path.read_text().splitlines(), 1)
             if PRIVATE_CITATION.search(line)]
     assert hits == []
+
+
+def test_the_library_draws_no_figures_and_parses_no_command_lines():
+    """Plotting and the command line belong to the application: no module of ``ldpjax``
+    imports matplotlib or argparse (the library installs and runs without them)."""
+    hits = sorted(name for name in MODULES if name.split(".")[0] == "ldpjax"
+                  for mod in _imported_names(TREES[name])
+                  if mod.split(".")[0] in ("matplotlib", "argparse"))
+    assert hits == []
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names

@@ -134,6 +134,7 @@ class ComposedEvent(NamedTuple):
 
     Example:
       >>> from ldpjax.accounting.accountant import composed_mu
+      >>> from ldpjax.accounting.events import GaussianEvent
       >>> round(float(composed_mu(ComposedEvent((GaussianEvent(0.6), GaussianEvent(0.8))))), 4)
       1.0
     """
@@ -166,6 +167,7 @@ class SelfComposedEvent(NamedTuple):
 
     Example:
       >>> from ldpjax.accounting.accountant import composed_mu
+      >>> from ldpjax.accounting.events import GaussianEvent
       >>> round(float(composed_mu(SelfComposedEvent(GaussianEvent(1.0), 4))), 4)
       2.0
     """
@@ -218,6 +220,7 @@ class ParallelEvent(NamedTuple):
 
     Example:
       >>> from ldpjax.accounting.accountant import epsilon
+      >>> from ldpjax.accounting.events import LaplaceEvent
       >>> float(epsilon(ParallelEvent((LaplaceEvent(0.5), LaplaceEvent(2.0))), 0.0))
       2.0
     """

@@ -200,7 +200,7 @@ def grants_no_privacy(event: Any) -> bool:
     decided under ``jit``). Never ``True`` for a finite budget of a built-in event.
 
     Example:
-      >>> from ldpjax.accounting.events import GaussianEvent, NoPrivacyEvent, ...                                       RandomizedResponseEvent
+      >>> from ldpjax.accounting.events import GaussianEvent, NoPrivacyEvent, RandomizedResponseEvent
       >>> from ldpjax.accounting.composition import ComposedEvent
       >>> grants_no_privacy(NoPrivacyEvent()), grants_no_privacy(RandomizedResponseEvent(1.0))
       (True, True)

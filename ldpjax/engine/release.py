@@ -39,7 +39,7 @@ class ReleaseResult(NamedTuple):
       record: the recorder's output of the one run (NumPy arrays of the leaf shapes, no seed or
         grid axis): the release.
       event: ``algorithm.privacy_event(params)``, the per-record claim of this release
-        (``ldpjax.mechanisms.epsilon(event, delta)`` gives its epsilon).
+        (``ldpjax.accounting.epsilon(event, delta)`` gives its epsilon).
       info: how the run went (:class:`~ldpjax.engine.SimulationInfo`; ``num_seeds == 1``).
     """
 

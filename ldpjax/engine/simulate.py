@@ -366,7 +366,7 @@ def progress_callback(progress: Any) -> ProgressFn | None:
         return None
     if progress is True:
         raise TypeError(
-            "progress must be a callback progress(n) (e.g. ldpjax.progress.ProgressBar(total)"
+            "progress must be a callback progress(n) (e.g. ldpjax_experiments.progress.ProgressBar(total)"
             ".update) or None; the engine draws no progress bar of its own"
         )
     if callable(progress):
@@ -457,7 +457,7 @@ def _check_one_release(num_seeds: int, grid_shape: tuple[int, ...]) -> None:
             f"and {points} grid point(s) (grid shape {tuple(grid_shape)}): every run would read "
             f"each record and input again, {num_seeds * points} uses under a once-per-record "
             "claim. Release with ldpjax.engine.release_run (one run and its event), or run the "
-            "uses yourself and claim their composition (ldpjax.mechanisms.SelfComposedEvent)"
+            "uses yourself and claim their composition (ldpjax.accounting.SelfComposedEvent)"
         )
 
 

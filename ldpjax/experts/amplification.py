@@ -421,8 +421,8 @@ def amplified_event(mu: ArrayLike, t: ArrayLike, n: ArrayLike, alpha: ArrayLike)
     The revealed mixture (the paper's Lemma 2) of (mu / sqrt B)-GDP releases over the binned
     worst-case law of the size B of the batch containing round t
     (:func:`worst_case_batch_distribution`): a
-    :class:`~ldpjax.mechanisms.GaussianMixtureEvent` that the accountants
-    (``ldpjax.mechanisms.delta`` / ``epsilon`` / ``tradeoff``) take. It holds where only the
+    :class:`~ldpjax.accounting.GaussianMixtureEvent` that the accountants
+    (``ldpjax.accounting.delta`` / ``epsilon`` / ``tradeoff``) take. It holds where only the
     batch sums are observed (RW-AdaBatch's actions, or its fast path's batch releases); each
     observed per-round release is ``GaussianEvent(mu)``. A whole run's per-record claim is the
     worst round: ``max_t delta(amplified_event(mu, t, ...), eps)`` (each record is in one

@@ -190,7 +190,7 @@ def gain_event(
     mu: ArrayLike, sensitivity: ArrayLike, num_experts: int, granularity: float | None = None
 ):
     """The per-record claim of one gain release: ``GaussianEvent(mu)`` (float path) or the
-    :class:`~ldpjax.mechanisms.DiscreteGaussianEvent` of the granular path.
+    :class:`~ldpjax.accounting.DiscreteGaussianEvent` of the granular path.
 
     Example:
       >>> gain_event(1.0, 2.0, 4)

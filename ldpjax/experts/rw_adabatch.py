@@ -23,8 +23,8 @@ claim (:attr:`Algorithm.privacy_event`, a record = one round's gain vector) is
 ``GaussianEvent(mu)``. In addition, the actions depend on a batch's releases only through
 their sum, whose noise is N(0, B eta^2 I) while one gain vector still moves it by at most
 sqrt(n): ex post, a point in a batch of B rounds is (mu / sqrt B)-GDP in the central model
-(:func:`ldpjax.experts.ex_post_mu`); ex ante it is the revealed mixture over the batch-size law,
-a :class:`~ldpjax.mechanisms.GaussianMixtureEvent` (:func:`ldpjax.experts.amplified_event`,
+(:func:`ldpjax.accounting.amplification.ex_post_mu`); ex ante it is the revealed mixture over the batch-size law,
+a :class:`~ldpjax.accounting.GaussianMixtureEvent` (:func:`ldpjax.experts.amplified_event`,
 analytic worst case of :mod:`ldpjax.experts.amplification`). That amplified claim holds where
 only the batch sums are observed (e.g. the fast path below); the per-round releases of the
 sampling path are each mu-GDP. Real data: ``AdaBatchConfig(n, granularity=2**-k)`` releases

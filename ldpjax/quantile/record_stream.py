@@ -25,7 +25,7 @@ naming the client, its record count and the reports requested; with ``max_uses=m
 up to m n_k reports run and the claim composes m_k = ceil(R / n_k) <= m uses. Which release
 is safe for real data: the default, where every record is reported once and the claim is the
 single-use eps_k; with reuse the release is the same kind of bits, safe only at the composed
-claim (m_k eps_k pure, less at delta > 0), which :func:`~ldpjax.mechanisms.epsilon` of
+claim (m_k eps_k pure, less at delta > 0), which :func:`~ldpjax.accounting.epsilon` of
 ``privacy_event`` reports.
 Parametric clients are unaffected: each of their draws is a fresh simulated record.
 

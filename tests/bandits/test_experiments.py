@@ -9,9 +9,8 @@ import json
 
 import numpy as np
 import pytest
-
-from ldpjax.experiments import get_experiment, run_experiment
-from ldpjax.experiments.bandits_simulation import PAPER_TITLE
+from ldpjax_experiments import get_experiment, run_experiment
+from ldpjax_experiments.bandits_simulation import PAPER_TITLE
 
 
 def _run(name, tmp_path, seeds, **overrides):
@@ -174,10 +173,10 @@ def test_portfolio_params_are_the_per_run_params():
     """The stacked portfolio grid, built leaf by leaf, equals stacking one
     ``BlockParams(epsilon_greedy_params(...))`` per (configuration, experiment) run."""
     import jax
+    from ldpjax_experiments import bandits_portfolio as portfolio
+    from ldpjax_experiments.bandits_simulation import stack_params
 
     from ldpjax import bandits
-    from ldpjax.experiments import bandits_portfolio as portfolio
-    from ldpjax.experiments.bandits_simulation import stack_params
 
     envs = [bandits.make_environment([0.3, 0.2, 0.0], num_arms=2),
             bandits.make_environment([0.1, 0.4, 0.2])]

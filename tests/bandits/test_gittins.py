@@ -357,7 +357,7 @@ def test_gittins_grid_is_computed_once_per_environment_and_discount():
     """run_gittins at several horizons reuses one index table: the kept grid is the stacked
     ``gittins_params`` and is returned again for the same (environment, config, discount).
     (Moved here from test_experiments.py: CFG's table size shares this module's compilation.)"""
-    from ldpjax.experiments import bandits_simulation as sim
+    from ldpjax_experiments import bandits_simulation as sim
 
     env = bandits.make_environment([0.3, 0.2])
     config = _config(6, 0.95, 128, bandits.PolicyConfig(1, 2))

@@ -8,8 +8,7 @@ import math
 
 import numpy as np
 import pytest
-
-from ldpjax.experiments import get_experiment, run_experiment
+from ldpjax_experiments import get_experiment, run_experiment
 
 TINY = dict(
     mu=(0.5, 1.0),

@@ -8,9 +8,8 @@ compiled kernels after every module)."""
 from __future__ import annotations
 
 import pytest
-
-from ldpjax.experiments.base import get_experiment
-from ldpjax.experiments.runner import run_experiment
+from ldpjax_experiments.base import get_experiment
+from ldpjax_experiments.runner import run_experiment
 
 
 def test_experts_covid_rejects_bad_options(tmp_path):

@@ -1,4 +1,4 @@
-"""Worker for the multi-process tests (run alone, or as N processes by ``ldpjax.launch``).
+"""Worker for the multi-process tests (run alone, or as N processes by ``ldpjax_experiments.launch``).
 
 usage: python distributed_script.py MODE OUT CHECKPOINT_DIR
   MODE=sweep : two small sweeps (a noisy counter over 4 privacy levels, 170 seeds in 7 chunks of
@@ -20,16 +20,16 @@ import sys
 import time
 from pathlib import Path
 
-from ldpjax import checkpointing, cluster
+from ldpjax_experiments import checkpointing, cluster
 
 cluster.initialize()  # before any JAX computation; no-op when run alone
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from ldpjax_experiments.progress import ProgressBar  # noqa: E402
 
 from ldpjax.engine import Algorithm, make_key, record, simulate  # noqa: E402
-from ldpjax.progress import ProgressBar  # noqa: E402
 
 MUS = [0.25, 0.5, 1.0, 2.0]
 NUM_SEEDS, SEED_CHUNK, NUM_STEPS = 170, 25, 40

@@ -32,8 +32,8 @@ if len(sys.argv) > 1 and sys.argv[1] == "x64":
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ldpjax_experiments.checkpointing import checkpointed
 
-from ldpjax.checkpointing import checkpointed
 from ldpjax.engine import Algorithm, enable_compile_cache, make_key, record, simulate
 
 if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)

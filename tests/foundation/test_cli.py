@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ldpjax_experiments.checkpointing import ChunkStore
+from ldpjax_experiments.cli import INTERRUPT_MESSAGE, main
+from ldpjax_experiments.outdir import LOCK_NAME, claim_output_dir
 
 import ldpjax
-from ldpjax.checkpointing import ChunkStore
-from ldpjax.cli import INTERRUPT_MESSAGE, main
-from ldpjax.experiments.outdir import LOCK_NAME, claim_output_dir
 
 SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/conftest.py)
 
@@ -75,7 +75,7 @@ def test_run_writes_tables_plots_and_run_json(tmp_path, capsys):
 def test_console_script_reproduce_subset(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-m", "ldpjax.cli", "reproduce", "--only", "demo", "--seeds", "50",
+        [sys.executable, "-m", "ldpjax_experiments.cli", "reproduce", "--only", "demo", "--seeds", "50",
          "--out", str(tmp_path), "--key-impl", "rbg"],
         capture_output=True, text=True, env=env, timeout=300,
     )
@@ -89,7 +89,7 @@ def test_console_script_reproduce_subset(tmp_path):
 def test_plugin_experiments(tmp_path, capsys):
     plugin = tmp_path / "my_plugin.py"
     plugin.write_text(
-        "from ldpjax.experiments import Experiment, ExperimentResult\n"
+        "from ldpjax_experiments import Experiment, ExperimentResult\n"
         "EXPERIMENT = Experiment('my-plugin', 'a user experiment',\n"
         "    lambda ctx: ExperimentResult(tables={'t': [{'a': 1}]}, summary='ok'))\n"
     )
@@ -113,7 +113,7 @@ def test_run_help(capsys):
 @pytest.mark.slow
 def test_full_reproduce_runs_everything(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "ldpjax.cli", "reproduce", "--out", str(tmp_path),
+    proc = subprocess.run([sys.executable, "-m", "ldpjax_experiments.cli", "reproduce", "--out", str(tmp_path),
                            "--no-progress"], capture_output=True, text=True, env=env, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "reproduce.json").read_text())
@@ -169,7 +169,7 @@ def test_output_folder_checked_before_computing(tmp_path, capsys, monkeypatch):
     # free space: demand more than any disk has -> refused, nothing created, nothing computed
     monkeypatch.setenv("LDPJAX_MIN_FREE_MB", str(2**40))
     calls = []
-    monkeypatch.setattr("ldpjax.experiments.runner._run_and_write",
+    monkeypatch.setattr("ldpjax_experiments.runner._run_and_write",
                         lambda *a, **k: calls.append(1))
     assert main(["run", "demo", *TINY, "--out", str(tmp_path / "big")]) == 2
     assert "not enough free space" in _one_line_error(capsys.readouterr().err)
@@ -200,7 +200,7 @@ def test_full_disk_while_writing_is_one_line_and_leaves_no_temp_file(tmp_path, c
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("ldpjax.checkpointing.np.savez", full)
+    monkeypatch.setattr("ldpjax_experiments.checkpointing.np.savez", full)
     out = tmp_path / "demo"
     assert main(["run", "demo", *TINY, "--out", str(out)]) == 1
     assert "no space left on the device" in _one_line_error(capsys.readouterr().err)
@@ -235,7 +235,7 @@ def test_version_and_python_dash_m(capsys):
     assert stop.value.code == 0
     assert capsys.readouterr().out.strip() == f"ldpjax {ldpjax.__version__}"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "ldpjax", "list"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "ldpjax_experiments", "list"], capture_output=True,
                           text=True, env=env, timeout=120)
     assert proc.returncode == 0 and "demo" in proc.stdout, proc.stderr
 
@@ -250,21 +250,21 @@ def test_bench_subcommand_is_wired(monkeypatch, capsys):
         seen["repeat"] = args.repeat
         return 0
 
-    fake = types.ModuleType("ldpjax.bench")
+    fake = types.ModuleType("ldpjax_experiments.bench")
     fake.add_arguments, fake.run = add_arguments, run
-    monkeypatch.setitem(sys.modules, "ldpjax.bench", fake)
+    monkeypatch.setitem(sys.modules, "ldpjax_experiments.bench", fake)
     assert main(["bench", "--repeat", "3"]) == 0 and seen == {"repeat": 3}
     assert main(["bench", "--repeat", "x"]) == 2
     assert "--repeat expects" not in capsys.readouterr().out
-    monkeypatch.setitem(sys.modules, "ldpjax.bench", None)  # not installed
+    monkeypatch.setitem(sys.modules, "ldpjax_experiments.bench", None)  # not installed
     assert main(["bench"]) == 2
-    assert "ldpjax.bench is not part of this installation" in capsys.readouterr().err
+    assert "ldpjax_experiments.bench is not part of this installation" in capsys.readouterr().err
 
 
 def test_reproduce_collects_verdicts(tmp_path, capsys):
     plugin = tmp_path / "verdict_plugin.py"
     plugin.write_text(
-        "from ldpjax.experiments import Experiment, ExperimentResult, judge\n"
+        "from ldpjax_experiments import Experiment, ExperimentResult, judge\n"
         "def run(ctx):\n"
         "    v = [judge('v-plugin', 'mean is 1', 1.02, 1.0, 0.05, tolerance_note='2 SE'),\n"
         "         judge('v-plugin', 'sd is 2', 3.0, 2.0, 0.1, reason='our noise is larger')]\n"
@@ -291,10 +291,10 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     """SIGINT during the computation: exit 130, one line, no traceback, no crash."""
     out = tmp_path / "int"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    # `python -m ldpjax ...`, with SIGINT handled as in a terminal (a shell's background job,
+    # `python -m ldpjax_experiments ...`, with SIGINT handled as in a terminal (a shell's background job,
     # which this test may be, starts its children with SIGINT ignored)
     launcher = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
-                " sys.argv[0] = 'ldpjax'; runpy.run_module('ldpjax', run_name='__main__')")
+                " sys.argv[0] = 'ldpjax'; runpy.run_module('ldpjax_experiments', run_name='__main__')")
     proc = subprocess.Popen(
         [sys.executable, "-c", launcher, "run", "demo", "--seeds", "20000", "--horizon", "1000",
          "--out", str(out), "--no-progress"],
@@ -323,7 +323,7 @@ def test_run_with_two_processes_matches_one(tmp_path):
     env["JAX_PLATFORMS"] = "cpu"
     args = ["run", "demo", "--seeds", "40", "--no-progress"]
     assert main([*args, "--out", str(tmp_path / "one")]) == 0
-    two = subprocess.run([sys.executable, "-m", "ldpjax", *args, "--out", str(tmp_path / "two"),
+    two = subprocess.run([sys.executable, "-m", "ldpjax_experiments", *args, "--out", str(tmp_path / "two"),
                           "--processes", "2"], env=env, capture_output=True)
     assert two.returncode == 0, two.stderr.decode()[-2000:]
     names = sorted(p.name for p in (tmp_path / "one").glob("*.csv"))
@@ -335,6 +335,6 @@ def test_run_with_two_processes_matches_one(tmp_path):
 
 def test_cli_module_imports_without_jax():
     """The console script reaches its Ctrl-C handler before JAX is imported (no traceback window)."""
-    code = "import sys, ldpjax.cli; print('jax' in sys.modules)"
+    code = "import sys, ldpjax_experiments.cli; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

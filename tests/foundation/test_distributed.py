@@ -1,7 +1,7 @@
-"""Multi-process sweeps (ldpjax.cluster, ldpjax.checkpointing, ldpjax.launch) with real processes.
+"""Multi-process sweeps (ldpjax_experiments.cluster, ldpjax_experiments.checkpointing, ldpjax_experiments.launch) with real processes.
 
 The sweeps run in subprocesses on 127.0.0.1 (``distributed_script.py``): one process alone, and
-two processes started by ``python -m ldpjax.launch`` (each with 2 CPU devices, so the exchange
+two processes started by ``python -m ldpjax_experiments.launch`` (each with 2 CPU devices, so the exchange
 also covers processes with several devices). Records must be the same bytes.
 
 The two sweeps that compare records chunk by chunk (two processes against one, and a sweep
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ldpjax_experiments import cluster, launch
 
-from ldpjax import cluster, launch
 from ldpjax.engine.executor import local_devices
 from tests.conftest import early_start
 
@@ -46,7 +46,7 @@ def _env(devices: int = 1) -> dict[str, str]:
 
 
 def _launch_cmd(args: list[str], processes: int = 2, script: Path = SCRIPT) -> list[str]:
-    return [sys.executable, "-m", "ldpjax.launch", "--processes", str(processes),
+    return [sys.executable, "-m", "ldpjax_experiments.launch", "--processes", str(processes),
             "--script", str(script), "--", *args]
 
 
@@ -178,7 +178,7 @@ def test_launcher_forwards_a_failure_and_stops_the_others(tmp_path):
     stamp = tmp_path / "failed-at"
     script.write_text(
         "import sys, time\n"
-        "from ldpjax import cluster\n"
+        "from ldpjax_experiments import cluster\n"
         "cfg = cluster.initialize()\n"
         "if cfg.process_id == 1:\n"
         f"    open({str(stamp)!r}, 'w').write(repr(time.time()))\n"
@@ -197,7 +197,7 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
     script = tmp_path / "sleep.py"
     script.write_text(
         "import os, sys, time\n"
-        "from ldpjax import cluster\n"
+        "from ldpjax_experiments import cluster\n"
         "cfg = cluster.initialize()\n"
         f"open(os.path.join({str(tmp_path)!r}, f'pid-{{cfg.process_id}}'), 'w').write(str(os.getpid()))\n"
         "time.sleep(600)\n"
@@ -207,7 +207,7 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
     # ignored at start-up: the launcher installs it first, as a terminal's foreground job has it
     # (a wrapper, not ``preexec_fn``, which is unsafe to fork from a multithreaded process).
     launcher = ("import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-                "runpy.run_module('ldpjax.launch', run_name='__main__', alter_sys=True)")
+                "runpy.run_module('ldpjax_experiments.launch', run_name='__main__', alter_sys=True)")
     cmd = [sys.executable, "-c", launcher, "-n", "2", "--script", str(script), "--"]
     proc = subprocess.Popen(cmd, env=_env(), cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -226,7 +226,7 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
 
 
 def test_slurm_tasks_join_through_the_worker(tmp_path):
-    # What `srun -n 2 python -m ldpjax.launch --worker --script ...` gives each task, emulated
+    # What `srun -n 2 python -m ldpjax_experiments.launch --worker --script ...` gives each task, emulated
     # on this machine (the coordinator pinned to a free port of 127.0.0.1).
     script = tmp_path / "who.py"
     script.write_text(
@@ -245,7 +245,7 @@ def test_slurm_tasks_join_through_the_worker(tmp_path):
                    SLURM_LOCALID=str(task), SLURM_STEP_NODELIST="localhost",
                    LDPJAX_COORDINATOR=f"127.0.0.1:{port}")
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "ldpjax.launch", "--worker", "--script", str(script), "--"],
+            [sys.executable, "-m", "ldpjax_experiments.launch", "--worker", "--script", str(script), "--"],
             env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     for proc in procs:
         _, err = proc.communicate(timeout=TIMEOUT)

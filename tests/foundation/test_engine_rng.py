@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from ldpjax_experiments.checkpointing import checkpointed
 
-from ldpjax.checkpointing import checkpointed
 from ldpjax.engine import (
     Algorithm,
     in_process,

@@ -6,11 +6,11 @@ import json
 
 import jax.numpy as jnp
 import pytest
+from ldpjax_experiments import Experiment, ExperimentResult, run_experiment
+from ldpjax_experiments.verdicts import Verdict, judge, judge_condition, verdict_table
 
 from ldpjax.demo import CounterParams, noisy_counter
 from ldpjax.engine import make_key, simulate
-from ldpjax.experiments import Experiment, ExperimentResult, run_experiment
-from ldpjax.experiments.verdicts import Verdict, judge, judge_condition, verdict_table
 
 
 def test_a_closed_form_reference_is_labelled_and_the_paper_keyword_still_works():
@@ -61,11 +61,11 @@ def test_progress_is_a_callback():
 
 
 def test_the_runtime_lives_with_the_application_only():
-    """The runtime and the chunk sharing are the application's (ldpjax.cluster); the engine
+    """The runtime and the chunk sharing are the application's (ldpjax_experiments.cluster); the engine
     keeps no module that answers for them (no path from the core back to the application)."""
     import importlib.util
 
-    from ldpjax import cluster
+    from ldpjax_experiments import cluster
 
     assert importlib.util.find_spec("ldpjax.engine.distributed") is None
     assert importlib.util.find_spec("ldpjax.engine.store") is None

@@ -7,15 +7,14 @@ import os
 from pathlib import Path
 
 import jax
-
-from ldpjax.cli import main
-from ldpjax.experiments.jobs import core_groups
+from ldpjax_experiments.cli import main
+from ldpjax_experiments.jobs import core_groups
 
 PLUGIN = """
 import os
 import jax.numpy as jnp
-from ldpjax.experiments import Experiment, ExperimentResult
-from ldpjax.experiments.verdicts import judge
+from ldpjax_experiments import Experiment, ExperimentResult
+from ldpjax_experiments.verdicts import judge
 
 def cores():
     # the process that ran the experiment and the cores it may use
@@ -141,8 +140,8 @@ def test_jobs_below_one_is_a_usage_error(tmp_path, capsys):
 
 def test_experiments_registered_in_this_process_run_here(tmp_path, capsys):
     """A worker would not see an experiment registered by this process only: one at a time."""
-    from ldpjax.experiments import Experiment, ExperimentResult, register
-    from ldpjax.experiments.base import _REGISTRY
+    from ldpjax_experiments import Experiment, ExperimentResult, register
+    from ldpjax_experiments.base import _REGISTRY
 
     def run(ctx):
         return ExperimentResult(tables={"t": [{"x": 1}]}, summary="here")

@@ -13,8 +13,7 @@ import math
 
 import numpy as np
 import pytest
-
-from ldpjax.experiments.verdicts import (
+from ldpjax_experiments.verdicts import (
     STATUSES,
     Verdict,
     judge,

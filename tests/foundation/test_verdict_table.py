@@ -8,10 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-
-from ldpjax.cli import main
-from ldpjax.experiments import Experiment, ExperimentResult, run_experiment
-from ldpjax.experiments.verdicts import (
+from ldpjax_experiments import Experiment, ExperimentResult, run_experiment
+from ldpjax_experiments.cli import main
+from ldpjax_experiments.verdicts import (
     Verdict,
     count_line,
     format_verdict_table,
@@ -110,8 +109,9 @@ def test_no_data_run_judges_the_data_experiments_on_stand_ins():
 
 
 def test_shared_data_variable_points_the_loaders_at_an_empty_folder(tmp_path, monkeypatch):
+    from ldpjax_experiments.bandits_simulation import resolve_data_dir
+
     from ldpjax.datasets.covid import shared_covid_dir
-    from ldpjax.experiments.bandits_simulation import resolve_data_dir
 
     monkeypatch.setenv("LDPJAX_SHARED_DATA", str(tmp_path))
     assert resolve_data_dir() == tmp_path  # the empty folder: no OBD / ASOS file in it
@@ -134,7 +134,7 @@ def test_a_run_says_it_started_before_the_experiment_computes(tmp_path, capsys):
 def test_reproduce_writes_the_fields_and_counts_a_self_check_apart(tmp_path, capsys):
     plugin = tmp_path / "kinds_plugin.py"
     plugin.write_text(
-        "from ldpjax.experiments import Experiment, ExperimentResult, judge, judge_condition\n"
+        "from ldpjax_experiments import Experiment, ExperimentResult, judge, judge_condition\n"
         "def run(ctx):\n"
         "    v = (judge('k-plugin', 'mean is 1', 1.02, 1.0, 0.05, measure='mean (units)',\n"
         "               data='synthetic'),\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from ldpjax_experiments import frequency_oracles as fo
+from ldpjax_experiments import get_experiment, run_experiment
 
-from ldpjax.experiments import frequency_oracles as fo
-from ldpjax.experiments import get_experiment, run_experiment
 from tests.frequency.test_online import _expected
 from tests.test_figures import _check_figure, strict_problems
 

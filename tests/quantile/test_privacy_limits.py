@@ -37,7 +37,7 @@ def test_dp_sgd_granularity_beyond_the_sampler_is_refused_at_validation():
 
 
 def test_dc_step_constant_has_one_home():
-    experiment = importlib.import_module("ldpjax.experiments.quantile_coverage")
+    experiment = importlib.import_module("ldpjax_experiments.quantile_coverage")
     divide_and_conquer = importlib.import_module("ldpjax.quantile.divide_and_conquer")
 
     assert experiment.DC_LR_SCALE is divide_and_conquer.DC_LR_SCALE
