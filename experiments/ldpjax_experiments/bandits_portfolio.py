@@ -56,7 +56,7 @@ ALLOCATIONS = ("bound-optimal", "equal split", "gamma*")
 
 def _load(ctx: RunContext):
     folder = sim.resolve_data_dir(ctx.config["data_dir"])
-    if folder is not None and (folder / bandits.data.ASOS_FILE).is_file():
+    if folder is not None and (folder / datasets.bandits.ASOS_FILE).is_file():
         data = datasets.load_asos(folder)
         skipped = ", ".join(f"{n} rows: {why}" for why, n in data.skipped.items()) or "none"
         return data, f"{data.source}; rows skipped: {skipped}", True

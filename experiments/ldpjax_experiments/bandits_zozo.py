@@ -52,7 +52,7 @@ from ldpjax_experiments.verdicts import judge_condition, summary_lines, with_dat
 
 def _load(ctx: RunContext):
     folder = sim.resolve_data_dir(ctx.config["data_dir"])
-    if folder is not None and (folder / bandits.data.OBD_FILE).is_file():
+    if folder is not None and (folder / datasets.bandits.OBD_FILE).is_file():
         items = datasets.load_obd(folder)
         return items, f"{items.source}. {items.note}", True
     if ctx.config["data_dir"]:

@@ -288,15 +288,12 @@ def test_fft_bound_makes_masses_upper_bounds():
 def test_a_grid_too_short_for_a_composition_is_refused(x64):
     # 40 uses of (1-GDP + RR(eps 0.2)) composed by FFT: the loss has mean about 20, so a grid ending
     # at 12 cannot hold it (the Chernoff bound of the mass above 12 is far above delta): a
-    # concrete call raises, a traced one is NaN
+    # concrete call raises (a traced one is NaN: the slow test below)
     event = S(C((G(1.0), R(rate(0.2)))), 40)
     grid = P.PldGrid(2.0**-6, -4.0, 12.0)
     with pytest.raises(ValueError, match=r"cannot hold SelfComposedEvent\(ComposedEvent.*"
                                          r"needs losses up to about"):
         PA.pld_event_epsilon(event, 1e-3, grid)
-    traced = jax.jit(lambda mu: PA.pld_event_epsilon(S(C((G(mu), R(rate(0.2)))), 40),
-                                                     1e-3, grid))(1.0)
-    assert math.isnan(float(traced))
     # Gaussian uses merge into one Gaussian (mu^2 add) before the grid: on a short grid its
     # mass above the top counts as infinite loss, so epsilon is inf (a valid bound); on a
     # wide grid it is within two intervals above the exact sqrt(40)-GDP value
@@ -305,6 +302,14 @@ def test_a_grid_too_short_for_a_composition_is_refused(x64):
     wide = P.PldGrid(2.0**-6, -4.0, 64.0)
     exact = float(A.epsilon(G(math.sqrt(40.0)), 1e-3))
     assert exact <= float(PA.pld_event_epsilon(gauss, 1e-3, wide)) <= exact + 2 * wide.interval
+
+
+@pytest.mark.slow
+def test_a_grid_too_short_gives_nan_when_traced():
+    grid = P.PldGrid(2.0**-6, -4.0, 12.0)
+    traced = jax.jit(lambda mu: PA.pld_event_epsilon(S(C((G(mu), R(rate(0.2)))), 40),
+                                                     1e-3, grid))(1.0)
+    assert math.isnan(float(traced))
 
 
 # --------------------------------------------------------------------------- tiny delta
@@ -385,6 +390,7 @@ def test_sweep_of_64_budget_vectors_compiles_once():
     assert out[5] == pytest.approx(one, rel=1e-5)
 
 
+@pytest.mark.slow  # compiles a traced composition of every event (about 18 s on two cores)
 def test_traced_invalid_parameters_give_nan():
     fn = jax.jit(lambda mu: PA.pld_event_epsilon(canon(mu, 0.2, 1.0), 1e-6, GRID))
     assert math.isnan(float(fn(-1.0)))

@@ -52,6 +52,7 @@ def test_poisson_gaussian_matches_dp_accounting(x64, sigma, q, rounds, delta):
     assert ref - 1e-4 * (1 + ref) <= ours <= ref + 1e-4 * (1 + ref)
 
 
+@pytest.mark.slow  # two PLD compositions per dtype (6-7 s on two cores)
 def test_poisson_needs_the_inner_lower_law(x64):
     # a grid whose lower end (-1) holds the sampled release but not the inner Gaussian's
     # lower law (Q-mass down to about -4): the inner PLD gets its own [-upper, upper]
@@ -119,6 +120,7 @@ def test_without_replacement_one_round_is_the_joint_convexity_bound(x64):
         assert ref <= ours <= ref * (1 + 5e-3) + 1e-12, (eps_p, ref, ours)
 
 
+@pytest.mark.slow  # two PLD compositions per dtype (6-7 s on two cores)
 def test_without_replacement_rounds_below_rdp(x64):
     pytest.importorskip("dp_accounting")
     import dp_accounting as dpa

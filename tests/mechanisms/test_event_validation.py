@@ -240,11 +240,16 @@ ARGUMENTS = {  # accountant: (call, invalid arguments, a valid one)
     "epsilon": (acc.epsilon, [-0.1, 1.0, NAN], 1e-5),
     "tradeoff": (acc.tradeoff, [-0.1, 1.5, NAN], 0.1),
 }
-TRACED_CASES = [(row, name) for row in TRACED for name in row[4]]
+# the compositions' traced checks compile a PLD composition (about 15 s each on two cores): in
+# the slow suite; the fast one keeps every single-release row and the composed Gaussian rows
+SLOW_TRACED = ("composed zcdp", "composed pure")
+TRACED_CASES = [pytest.param(row, name, id=f"{row[0]}-{name}",
+                             marks=[pytest.mark.slow] if row[0] in SLOW_TRACED else [])
+                for row in TRACED for name in row[4]]
 NO_PRIVACY_VALUE = {"delta": 1.0, "epsilon": math.inf, "tradeoff": 0.0}
 
 
-@pytest.mark.parametrize("row,name", TRACED_CASES, ids=[f"{r[0]}-{n}" for r, n in TRACED_CASES])
+@pytest.mark.parametrize("row,name", TRACED_CASES)
 def test_invalid_traced_gives_nan_value_and_gradient(row, name):
     _, build, bad, good, _, *free = row
     call, bad_args, good_arg = ARGUMENTS[name]
@@ -326,7 +331,15 @@ NO_PRIVACY = [
 ]
 
 
-@pytest.mark.parametrize("event", NO_PRIVACY, ids=[name_of(e) for e in NO_PRIVACY])
+def _slow_if_mixed(events):
+    """Compositions of a Gaussian with a discrete Gaussian compile a PLD composition (about 10 s
+    on two cores): in the slow suite, the other events in the fast one."""
+    return [pytest.param(e, id=name_of(e), marks=[pytest.mark.slow] if name_of(e) in (
+        "ComposedEvent(GaussianEvent, DiscreteGaussianEvent)",
+        "SelfComposedEvent(RandomizedResponseEvent)") else []) for e in events]
+
+
+@pytest.mark.parametrize("event", _slow_if_mixed(NO_PRIVACY))
 def test_no_privacy_is_epsilon_inf_delta_one(event):
     assert np.all(np.asarray(acc.epsilon(event, np.array(NP_DELTAS))) == math.inf)
     assert np.all(np.asarray(acc.delta(event, np.array(NP_EPS))) == 1.0)
@@ -360,7 +373,7 @@ TINY_EVENTS = [
 TINY_DELTAS = [1e-30, 1e-38, 1e-39, 1e-45, 1e-100, 1e-300]
 
 
-@pytest.mark.parametrize("event", TINY_EVENTS, ids=[name_of(e) for e in TINY_EVENTS])
+@pytest.mark.parametrize("event", _slow_if_mixed(TINY_EVENTS))
 def test_tiny_deltas_give_finite_epsilons_in_float32_and_float64(event):
     deltas = np.array(TINY_DELTAS)
     eps32 = np.asarray(acc.epsilon(event, deltas))
