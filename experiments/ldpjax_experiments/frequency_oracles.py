@@ -42,7 +42,7 @@ from ldpjax_experiments.base import (
 )
 from ldpjax_experiments.kit import judge_share, series_style
 from ldpjax_experiments.plotting import MIN_FONT, caption, figure, mean_bars, se_note
-from ldpjax_experiments.verdicts import judge, summary_lines
+from ldpjax_experiments.verdicts import judge, summary_lines, with_data
 
 NAME = "frequency-oracles"
 LABELS = {"grr": "GRR", "sue": "SUE (RAPPOR)", "oue": "OUE", "blh": "BLH", "olh": "OLH",
@@ -152,6 +152,8 @@ def _verdicts(rows):
             f"(worst: d = {worst['d']}, eps = {worst['eps']:g})",
             worst["ratio"], 1.0, z * worst["se_band"] / worst["closed_form"],
             tolerance_note=note, reference="closed form",
+            measure="empirical variance of the frequency estimates over the seeds, divided by "
+            "the closed-form variance (Wang et al. 2017), in the cell farthest from it",
             reason="the empirical variance of this cell is outside the sampling band"))
     table = {(r["oracle"], r["d"], r["eps"]): r for r in rows}
     oracles = {r["oracle"] for r in rows}
@@ -192,7 +194,7 @@ def _verdicts(rows):
             tolerance_note="per cell: GRR not worse (below the threshold) / not better (above it) "
             "than the best of OUE and OLH by more than 2 standard errors of the difference",
             reason="in some cells GRR's ordering against OUE/OLH contradicts the threshold"))
-    return out
+    return list(with_data(out, "synthetic"))
 
 
 def _below(good, bad, se: float) -> bool:
