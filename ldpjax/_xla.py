@@ -2,7 +2,7 @@
 
 jaxlib 0.10.2's CPU backend ("YNN" fusion) returns wrong values for some jitted
 broadcast -> exp -> reduce fusions once the output passes ~32k elements (found while building
-the COVID stand-in; reproduced in ``tests/foundation/test_xla_guard.py``; jaxlib 0.8.2, 0.9.2,
+the COVID stand-in; reproduced in ``tests/engine/test_xla_guard.py``; jaxlib 0.8.2, 0.9.2,
 0.10.0 and 0.10.1 are correct). ``pyproject.toml`` excludes that jaxlib (``!=0.10.2``); for an
 environment that already has it, two guards turn that fusion off
 (``xla_cpu_experimental_ynn_fusion_type`` set to the empty string):

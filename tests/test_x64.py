@@ -40,7 +40,7 @@ from tests.conftest import REPO, early_start
 SCHEDULE_FIRST = 6  # long: pytest-xdist starts it early (tests/conftest.py)
 
 CONFORMANCE = "tests/conformance/test_conformance.py"
-EVENTS = "tests/mechanisms/test_events.py"
+EVENTS = "tests/accounting/test_events.py"
 
 # The subsets under x64. All of the conformance and mechanisms tests take several minutes on two
 # cores (``test_full_suites_under_x64``, marked slow, runs them all). The fast suite runs the
@@ -54,8 +54,9 @@ FAST_SUBSET = [
     f"{CONFORMANCE}::test_registry_covers_every_family",
 ]
 MECHANISMS_SUBSET = [
-    f"tests/mechanisms/test_{name}.py"
-    for name in ("laws", "events", "fail_closed", "float_attack", "audit", "bad_inputs")
+    *(f"tests/mechanisms/test_{name}.py"
+      for name in ("laws", "fail_closed", "float_attack", "audit", "bad_inputs")),
+    EVENTS,
 ]
 CONFORMANCE_SUBSET = [
     f"{CONFORMANCE}::test_registry_covers_every_family",
@@ -185,7 +186,7 @@ def test_every_algorithm_runs_under_x64(tmp_path):
 @pytest.mark.slow
 def test_full_suites_under_x64(tmp_path):
     """All of the mechanisms tests and the whole conformance test under x64."""
-    run = _Run(_pytest_args(["tests/mechanisms", "tests/conformance"], ALREADY_X64),
+    run = _Run(_pytest_args(["tests/mechanisms", EVENTS, "tests/conformance"], ALREADY_X64),
                tmp_path / "full.log")
     try:
         run.finish(timeout=1800)

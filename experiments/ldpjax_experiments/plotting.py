@@ -1,6 +1,6 @@
 """Matplotlib helpers for experiment figures (object API only: no pyplot, no display needed).
 
-Conventions every experiment figure follows (checked by ``tests/test_figures.py``):
+Conventions every experiment figure follows (checked by ``tests/experiments/test_figures.py``):
 
 * every axes has an x and a y label; legends and tick labels are at least :data:`MIN_FONT`
   points at the saved size (the runner saves at the figure's own size);

@@ -37,7 +37,7 @@ evaluated in log space with relative error of a few units of the dtype's epsilon
 :data:`ROUND_UP` of them, eps0 is the budget itself (UE: the float evaluation raised by its
 rounding bound), and the profile, inverse and tradeoff are evaluated on the side of less
 privacy (checked against 60-digit mpmath and a brute-force enumeration of the output laws in
-``tests/mechanisms/test_oracles_events.py``). Validation, ``valid``, ``prepared`` and the views
+``tests/accounting/test_oracles_events.py``). Validation, ``valid``, ``prepared`` and the views
 follow :mod:`ldpjax.accounting.protocol`; ``privacy_loss`` gives the exact three-atom PLD, so
 compositions of these events are accounted by the PLD accountant.
 """

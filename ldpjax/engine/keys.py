@@ -20,7 +20,7 @@ compile).
 * ``philox2x32`` (the engine's ``rng="fast"`` on CPU): counter based and invariant too, a
   little faster than philox4x32, but its keys are **32 bits**: the engine derives one key per
   (run, step), and among 10^7 such keys ~1.2 x 10^4 pairs coincide (birthday bound
-  n^2 / 2^33; ``tests/foundation/test_engine_rng.py`` checks 2^20 keys), so two different
+  n^2 / 2^33; ``tests/engine/test_engine_rng.py`` checks 2^20 keys), so two different
   (run, step) pairs then see the same random numbers.
   Runs device by device like philox4x32.
 * ``rbg`` / ``unsafe_rbg`` use the XLA RngBitGenerator; deterministic for a fixed program, but

@@ -21,7 +21,7 @@ from ldpjax_experiments.base import get_experiment
 from ldpjax_experiments.runner import run_experiment
 
 from ldpjax.experts.learners import evaluate_learners, paper_learners
-from tests.test_figures import _check_figure, strict_problems
+from tests.experiments.test_figures import _check_figure, strict_problems
 
 EXTRACT = "covid/hhs_facility_NM_PA_CA_2022-09-23_to_2022-10-21.csv"
 TINY = {

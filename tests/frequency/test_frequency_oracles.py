@@ -9,7 +9,7 @@ from ldpjax_experiments import frequency_oracles as fo
 from ldpjax_experiments import get_experiment, run_experiment
 
 from tests.frequency.test_online import _expected
-from tests.test_figures import _check_figure, strict_problems
+from tests.experiments.test_figures import _check_figure, strict_problems
 
 
 @pytest.mark.parametrize("oracle", fo.DEFAULT_ORACLES)

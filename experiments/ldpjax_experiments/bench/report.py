@@ -47,6 +47,8 @@ def format_table(records: Sequence[dict[str, Any]]) -> str:
     lines.append("")
     for r in records:
         lines.append(f"  {r['workload']}: {r['shape']}; statistic: {r['statistic']}")
+        if r.get("agreement"):
+            lines.append(f"    agreement: {r['agreement']}")
         if r.get("baseline", "numpy") != "numpy":
             lines.append(f"    baseline {r['baseline']}: ldpjax is {r['speedup']:.1f}x faster "
                          f"(baseline seconds = measured {r['numpy_measured_seconds']:.3g} s "

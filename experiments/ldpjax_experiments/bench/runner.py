@@ -93,8 +93,8 @@ def run_workload(
     np_mean, np_se = _mean_se(np_values)
     combined = math.hypot(jax_se, np_se)
     words = float(prepared.random_words(np_info))
-    floor = words / fastest_rate if fastest_rate else None
-    return {
+    floor = words / fastest_rate if fastest_rate and words else None  # no draws: no floor
+    record = {
         "workload": name,
         "numpy_seconds": np_s,
         "ldpjax_seconds": jax_s,
@@ -135,6 +135,9 @@ def run_workload(
         "key_impl": ctx.used_impl,
         "repeats": repeats,
     }
+    if prepared.compare is not None:  # values that are not per-seed draws (accounting)
+        record.update(prepared.compare(jax_values, np_values, np_info))
+    return record
 
 
 def resolve_names(only: str | Sequence[str] | None) -> list[str]:

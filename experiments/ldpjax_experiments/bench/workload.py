@@ -82,7 +82,11 @@ class Prepared:
         ``1 / numpy_scale`` of the replications; 1: all of them).
       baseline: what the NumPy side is: ``"numpy"`` (vectorised over runs,
         :mod:`ldpjax_experiments.bench.numpy_reference`) or ``"authors-loop"`` (a per-sample Python loop,
-        :mod:`ldpjax_experiments.bench.authors_loop`).
+        :mod:`ldpjax_experiments.bench.authors_loop`), or the peer's name.
+      compare: ``(ldpjax values, baseline values, baseline info) -> dict`` for workloads whose
+        values are not per-seed draws (the accounting workloads: one bound per budget); its
+        dict (``agree`` and extras such as ``bound_gap``, ``agreement``) replaces the runner's
+        standard-error check. None: that check.
     """
 
     shape: str
@@ -92,6 +96,7 @@ class Prepared:
     random_words: Callable[[dict], float]
     numpy_scale: float = 1.0
     baseline: str = "numpy"
+    compare: Callable[[np.ndarray, np.ndarray, dict], dict] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

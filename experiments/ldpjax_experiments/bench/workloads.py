@@ -470,6 +470,10 @@ WORKLOADS: dict[str, Workload] = {
 from ldpjax_experiments.bench.frequency import WORKLOADS as _FREQUENCY  # noqa: E402
 
 WORKLOADS.update((w.name, w) for w in _FREQUENCY)
+# the accountants against dp_accounting and the shuffling paper's algorithm (opt-in)
+from ldpjax_experiments.bench.accounting import WORKLOADS as _ACCOUNTING  # noqa: E402
+
+WORKLOADS.update((w.name, w) for w in _ACCOUNTING)
 
 DEFAULT_WORKLOADS = tuple(name for name, w in WORKLOADS.items() if w.default)
 
