@@ -18,8 +18,6 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
 
 from ldpjax._key_names import KEY_IMPL_CHOICES
 
@@ -199,203 +197,47 @@ def _cmd_run(args: argparse.Namespace, rest: list[str], argv: list[str]) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
+    """Parse, run :func:`ldpjax_experiments.reproduce.reproduce`, print its outcome."""
     if args.processes is not None and args.processes != 1:
         return _launch_processes(args.processes, argv)
-    started, cpu_at_start = time.perf_counter(), _cpu_seconds()
-    from ldpjax_experiments import list_experiments, run_experiment
-    from ldpjax_experiments.outdir import claim_output_dir
+    from ldpjax_experiments.reproduce import CommandStart  # no JAX yet: the clock starts here
 
-    experiments = [e for e in list_experiments() if e.in_reproduce]
-    if args.only:
-        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
-        known = {e.name for e in list_experiments()}
-        unknown = [w for w in wanted if w not in known]
-        if unknown:
-            return _fail(f"unknown experiment(s) {unknown}; choose from {sorted(known)}")
-        experiments = [e for e in list_experiments() if e.name in wanted]
+    started = CommandStart.now()
     if args.seeds is not None and args.seeds < 1:
         return _fail(f"--seeds must be >= 1, got {args.seeds}")
     if args.jobs is not None and args.jobs < 1:
         return _fail(f"--jobs must be >= 1, got {args.jobs}")
-    _configure_jax(args)
-    timing = {"started": started, "cpu": cpu_at_start, "cache_entries": _compile_cache_entries()}
+    from ldpjax_experiments.reproduce import reproduce
+
     try:
-        with claim_output_dir(args.out) as root:
-            return _reproduce_into(root, experiments, args, argv, run_experiment, timing)
-    except ValueError as err:  # the output folder was refused
+        result = reproduce(
+            args.out, only=args.only or None, size=args.size, seeds=args.seeds, seed=args.seed,
+            key_impl=args.key_impl, rng=args.rng, jobs=args.jobs, x64=bool(args.x64),
+            compile_cache=not args.no_compile_cache, plugins=args.plugin,
+            show_progress=not args.no_progress, command=["ldpjax", *argv], started=started,
+        )
+    except ValueError as err:  # an unknown experiment, or the output folder was refused
         return _fail(str(err))
     except OSError as err:
         if err.errno in _ENVIRONMENT_ERRNOS:
             return _environment_error(err)
         raise
+    _print_reproduce(result)
+    return 1 if result.failed else 0
 
 
-def _cpu_seconds() -> float | None:
-    """User + system CPU time of this process and of its children that have exited (the
-    workers, once the pool has shut down)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not Unix
-        return None
-    total = 0.0
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        usage = resource.getrusage(who)
-        total += usage.ru_utime + usage.ru_stime
-    return total
+def _print_reproduce(result) -> None:
+    """The outcome of every experiment, then the verdict table."""
+    from ldpjax_experiments.verdicts import format_verdict_table
 
-
-def _compile_cache_entries() -> int | None:
-    """Files in JAX's persistent compile cache now (0: a cold run), None when it is off."""
-    import jax
-
-    folder = jax.config.jax_compilation_cache_dir
-    if not folder:
-        return None
-    try:
-        return sum(1 for _ in os.scandir(folder))
-    except OSError:
-        return 0
-
-
-def _reproduce_into(root: Path, experiments, args, argv, run_experiment, timing: dict) -> int:
-    from ldpjax_experiments.verdicts import Verdict, format_verdict_table, verdict_table
-
-    entries: dict[str, dict[str, Any]] = {}
-    verdicts_of: dict[str, list[Verdict]] = {}  # typed up to the one serialisation below
-    runnable = []
-    for experiment in experiments:
-        missing = experiment.requires() if experiment.requires is not None else None
-        if missing:
-            print(f"\n== {experiment.name}: skipped ({missing})", flush=True)
-            entries[experiment.name] = {"experiment": experiment.name, "status": "skipped",
-                                        "reason": missing}
-        else:
-            runnable.append(experiment)
-    jobs = _reproduce_jobs(args, runnable)
-    clock = time.perf_counter()
-    if jobs > 1:
-        _reproduce_parallel(root, runnable, args, argv, jobs, entries, verdicts_of)
-    else:
-        _reproduce_here(root, runnable, args, argv, run_experiment, entries, verdicts_of)
-    report = []
-    verdicts: list[Verdict] = []
-    for experiment in experiments:  # registry order, whatever order they finished in
-        entry = entries[experiment.name]
-        if entry["status"] != "skipped":
-            mine = verdicts_of.get(experiment.name, [])
-            verdicts.extend(mine)
-            entry["verdicts"] = len(mine)
-        report.append(entry)
-    # ---- verdict table: every experiment's verdicts, serialised here once (the format of a row
-    # is ldpjax_experiments.verdicts.verdict_table's)
-    verdict_rows = verdict_table(verdicts)
-    from ldpjax_experiments.jobs import available_cores
-    from ldpjax_experiments.runner import _jsonable
-
-    total = time.perf_counter() - clock
-    cpu = _cpu_seconds()
-    (root / "reproduce.json").write_text(json.dumps(
-        _jsonable({"command": ["ldpjax", *argv], "size": args.size, "jobs": jobs,
-                   # from the command's start (the CLI loaded) to this file, and the CPU time of
-                   # this process and of its workers over that span; the compile cache's files
-                   # when the command started (0: cold, None: cache off)
-                   "wall_seconds": round(time.perf_counter() - timing["started"], 2),
-                   "cpu_seconds": None if cpu is None else round(cpu - timing["cpu"], 2),
-                   "cores": available_cores(),
-                   "compile_cache_entries_at_start": timing["cache_entries"],
-                   "experiments": report, "verdicts": verdict_rows}), indent=2))
-    print(f"\n== reproduce: {len(report)} experiment(s) in {total:.0f} s -> {root}")
-    for entry in report:
-        extra = entry.get("reason") or entry.get("error") or f"{entry.get('wall_seconds')} s"
-        print(f"  {entry['experiment']:<28} {entry['status']:<8} {extra}")
-    print(f"\n== verdicts against the papers ({len(verdict_rows)} claims)")
-    print(format_verdict_table(verdict_rows) if verdict_rows else "  (no experiment reported "
-          "verdicts)")
-    return 1 if any(e["status"] == "failed" for e in report) else 0
-
-
-def _reproduce_here(root, experiments, args, argv, run_experiment, entries, verdicts_of) -> None:
-    """Run the experiments one by one in this process (with progress bars)."""
-    for experiment in experiments:
-        entry: dict[str, Any] = {"experiment": experiment.name}
-        start = time.perf_counter()
-        try:
-            result, out = run_experiment(
-                experiment, size=args.size, seeds=args.seeds, out_dir=root / experiment.name,
-                seed=args.seed, key_impl=args.key_impl, show_progress=not args.no_progress,
-                rng=args.rng,
-                command=["ldpjax", *argv],
-            )
-            entry.update(status="ok", output=str(out))
-            verdicts_of[experiment.name] = list(result.verdicts)
-        except OSError as err:
-            if err.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise  # nothing further can be written: stop with one line
-            entry.update(status="failed", error=_print_failure(err))
-        except Exception as err:  # noqa: BLE001 - report every experiment, then fail
-            entry.update(status="failed", error=_print_failure(err))
-        entry["wall_seconds"] = round(time.perf_counter() - start, 1)
-        entries[experiment.name] = entry
-
-
-def _reproduce_jobs(args: argparse.Namespace, runnable: list) -> int:
-    """Experiments to run at once: ``--jobs`` (default :func:`default_jobs`), at most the
-    experiments, and 1 under ``--processes`` or when one was registered in this process only
-    (a fresh worker would not find it, or would find another of that name)."""
-    import jax
-
-    from ldpjax_experiments.jobs import default_jobs, worker_can_run
-
-    if not all(worker_can_run(e) for e in runnable) or jax.process_count() > 1:
-        return 1
-    if args.jobs is None:
-        return default_jobs(len(runnable))
-    return max(1, min(args.jobs, len(runnable)))
-
-
-def _reproduce_parallel(root, experiments, args, argv, jobs, entries, verdicts_of) -> None:
-    """Run the experiments in ``jobs`` worker processes (ldpjax_experiments.jobs), the
-    costliest first; print each one's console output as it finishes."""
-    from ldpjax_experiments.jobs import JobSettings, run_jobs
-
-    settings = JobSettings(
-        size=args.size, seeds=args.seeds, seed=args.seed, key_impl=args.key_impl, rng=args.rng,
-        x64=bool(args.x64), compile_cache=not args.no_compile_cache,
-        plugins=tuple(str(Path(p).resolve()) for p in args.plugin),
-        command=("ldpjax", *argv),
-    )
-    order = sorted(experiments, key=lambda e: -e.cost)  # stable: ties keep the registry order
-    print(f"== reproduce: {len(order)} experiments, {jobs} at a time in worker processes "
-          f"(console output in {root}/NAME.log; --jobs 1 runs them one by one here)",
-          flush=True)
-
-    def done(result, finished):
-        print(f"\n[{finished}/{len(order)}] {result.name}: {result.status} "
-              f"({result.wall_seconds} s)", flush=True)
-        if result.log.strip():
-            print(result.log.rstrip(), flush=True)
-        if result.error and result.error not in result.log:
-            print(f"ldpjax: {result.name} failed: {result.error}", file=sys.stderr, flush=True)
-
-    def event(name, text):
-        print(f"[{name}] {text}", flush=True)
-
-    for result in run_jobs([e.name for e in order], root, settings, jobs, done, event):
-        entry: dict[str, Any] = {"experiment": result.name, "status": result.status}
-        if result.output is not None:
-            entry["output"] = result.output
-        if result.error is not None:
-            entry["error"] = result.error
-        entry["wall_seconds"] = result.wall_seconds
-        entries[result.name] = entry
-        verdicts_of[result.name] = list(result.verdicts)
-
-
-def _print_failure(err: BaseException) -> str:
-    import traceback
-
-    traceback.print_exc()
-    return f"{type(err).__name__}: {err}"
+    print(f"\n== reproduce: {len(result.outcomes)} experiment(s) in {result.run_seconds:.0f} s "
+          f"-> {result.root}")
+    for outcome in result.outcomes:
+        extra = outcome.reason or outcome.error or f"{outcome.wall_seconds} s"
+        print(f"  {outcome.experiment:<28} {outcome.status:<8} {extra}")
+    print(f"\n== verdicts against the papers ({len(result.verdict_rows)} claims)")
+    print(format_verdict_table(result.verdict_rows) if result.verdict_rows else "  (no "
+          "experiment reported verdicts)")
 
 
 def _cmd_bench(rest: list[str]) -> int:

@@ -338,3 +338,8 @@ def test_cli_module_imports_without_jax():
     code = "import sys, ldpjax_experiments.cli; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+    # `reproduce` reads its clock from ldpjax_experiments.reproduce before JAX is imported, so
+    # reproduce.json's wall_seconds and cpu_seconds include JAX's import
+    code = "import sys, ldpjax_experiments.reproduce; print('jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import jax
+import pytest
 from ldpjax_experiments.cli import main
 from ldpjax_experiments.jobs import core_groups
 
@@ -159,3 +161,86 @@ def test_experiments_registered_in_this_process_run_here(tmp_path, capsys):
     finally:
         for name in names:
             _REGISTRY.pop(name, None)
+
+
+# ------------------------------------------------------- the orchestration, called directly
+REPRODUCE_KEYS = ["command", "size", "jobs", "wall_seconds", "cpu_seconds", "cores",
+                  "compile_cache_entries_at_start", "experiments", "verdicts"]
+
+
+def test_reproduce_function_returns_what_it_writes(tmp_path, capsys):
+    """``reproduce(...)`` without the command line: the typed result and reproduce.json agree
+    with each other and with the demo's own run.json (written by the runner, not by it)."""
+    from ldpjax_experiments.reproduce import ExperimentOutcome, ReproduceResult, reproduce
+    from ldpjax_experiments.verdicts import Verdict
+
+    out = tmp_path / "rep"
+    result = reproduce(out, only=("demo",), seeds=20, jobs=1, quiet=True, show_progress=False,
+                       command=["test", "reproduce"])
+    assert capsys.readouterr().out == ""  # quiet: nothing printed
+    assert isinstance(result, ReproduceResult) and result.path == out / "reproduce.json"
+    assert result.jobs == 1 and result.size == "small" and result.failed == ()
+    (demo,) = result.outcomes
+    assert isinstance(demo, ExperimentOutcome)
+    assert (demo.experiment, demo.status, demo.output) == ("demo", "ok", str(out / "demo"))
+    run_json = json.loads((out / "demo" / "run.json").read_text())
+    assert run_json["seeds"] == 20 and run_json["command"] == ["test", "reproduce"]
+    assert all(isinstance(v, Verdict) for v in result.verdicts)
+    assert [v.claim for v in result.verdicts] == [v["claim"] for v in run_json["verdicts"]]
+    assert result.run_seconds <= result.wall_seconds
+    written = json.loads(result.path.read_text())
+    assert list(written) == REPRODUCE_KEYS  # the keys and their order, as docs/pages/cli.md
+    assert written["command"] == ["test", "reproduce"] and written["jobs"] == 1
+    assert written["wall_seconds"] == result.wall_seconds
+    assert written["experiments"] == [{"experiment": "demo", "status": "ok",
+                                       "output": str(out / "demo"),
+                                       "wall_seconds": demo.wall_seconds,
+                                       "verdicts": len(run_json["verdicts"])}]
+    assert [(r["experiment"], r["claim"], r["status"]) for r in written["verdicts"]] == [
+        ("demo", v["claim"], v["status"]) for v in run_json["verdicts"]]
+    assert list(result.verdict_rows) == written["verdicts"]
+
+
+def test_reproduce_function_reports_failed_and_skipped_experiments(tmp_path, capsys):
+    """An experiment that raises is an outcome, not an exception; one whose data is missing is
+    skipped with the reason; both keep the registry order. Bad arguments name the parameter."""
+    from ldpjax_experiments import Experiment, ExperimentResult, register
+    from ldpjax_experiments.base import _REGISTRY
+    from ldpjax_experiments.reproduce import reproduce
+
+    def fine(ctx):
+        return ExperimentResult(tables={"t": [{"x": 1}]}, summary="fine")
+
+    def broken(ctx):
+        raise RuntimeError("broken on purpose")
+
+    made = [Experiment("r-fine", "t", fine, in_reproduce=False, order=1),
+            Experiment("r-broken", "t", broken, in_reproduce=False, order=2),
+            Experiment("r-missing", "t", fine, in_reproduce=False, order=3,
+                       requires=lambda: "no such data here")]
+    try:
+        for experiment in made:
+            register(experiment)
+        result = reproduce(tmp_path / "r", only="r-missing, r-broken,r-fine", quiet=True,
+                           show_progress=False, compile_cache=False)
+        assert [(o.experiment, o.status) for o in result.outcomes] == [
+            ("r-fine", "ok"), ("r-broken", "failed"), ("r-missing", "skipped")]
+        assert result.failed == ("r-broken",)
+        assert result.outcomes[1].error == "RuntimeError: broken on purpose"
+        assert result.outcomes[2].reason == "no such data here"
+        assert result.outcomes[2].wall_seconds is None
+        written = json.loads(result.path.read_text())["experiments"]
+        assert written[2] == {"experiment": "r-missing", "status": "skipped",
+                              "reason": "no such data here"}
+        assert "output" not in written[1] and written[1]["verdicts"] == 0
+        printed = capsys.readouterr()
+        assert printed.out == "" and printed.err == ""  # quiet: no traceback either
+        for bad, message in ((dict(only="r-fine,nope"), "unknown experiment(s) ['nope']"),
+                             (dict(jobs=0), "jobs must be >= 1, got 0"),
+                             (dict(seeds=0), "seeds must be >= 1, got 0")):
+            with pytest.raises(ValueError, match=re.escape(message)):
+                reproduce(tmp_path / "bad", **{"only": "r-fine", **bad})
+        assert not (tmp_path / "bad").exists()
+    finally:
+        for experiment in made:
+            _REGISTRY.pop(experiment.name, None)
