@@ -336,3 +336,64 @@ def test_frequency_workload_tiny_against_multi_freq_ldpy():
     record = bench.run_workload("frequency-grr", "tiny", repeats=1)
     assert record["agree"], record
     assert record["baseline"] == "multi-freq-ldpy" and record["numpy_scale"] == 4.0
+
+
+# --------------------------------------------------------------------------- accounting workloads
+def test_accounting_workloads_are_opt_in():
+    assert {"accounting-pld", "accounting-shuffle"} <= set(WORKLOADS)
+    assert not {"accounting-pld", "accounting-shuffle"} & set(DEFAULT_WORKLOADS)
+
+
+def test_accounting_shuffle_workload_tiny_against_the_paper_algorithm():
+    """accounting-shuffle: ldpjax's bound lies within the per-point reference's ends (up to its
+    blocks' slack), and the check tells a bound 1% off either way apart."""
+    from ldpjax_experiments.bench.accounting import SHUFFLE_SLACK
+    from ldpjax_experiments.bench.workload import Context
+
+    record = bench.run_workload("accounting-shuffle", "tiny", repeats=1)
+    assert record["agree"], record
+    assert -1e-9 <= record["bound_gap_min"] <= record["bound_gap"] <= SHUFFLE_SLACK
+    assert record["rng_floor_seconds"] is None and record["baseline"] == "paper-reference"
+    # the check can fail: 1% above the reference's upper end, 1% below its lower end
+    workload = WORKLOADS["accounting-shuffle"]
+    prepared = workload.prepare(workload.sizes["tiny"], Context())
+    ours = prepared.run_ldpjax()
+    upper, info = prepared.run_numpy(0)
+    assert prepared.compare(ours, upper, info)["agree"]
+    assert not prepared.compare(ours * 1.01, upper, info)["agree"]
+    assert not prepared.compare(np.asarray(info["lower"]) * 0.99, upper, info)["agree"]
+
+
+def test_accounting_pld_skips_without_dp_accounting(monkeypatch):
+    from ldpjax_experiments.bench.accounting import DpAccountingMissing
+    from ldpjax_experiments.bench.workload import Context
+
+    monkeypatch.setitem(sys.modules, "dp_accounting.pld.privacy_loss_distribution", None)
+    workload = WORKLOADS["accounting-pld"]
+    assert issubclass(DpAccountingMissing, unittest.SkipTest)
+    with pytest.raises(DpAccountingMissing, match="pip install"):
+        workload.prepare(workload.sizes["tiny"], Context())
+
+
+@pytest.mark.slow
+def test_accounting_pld_workload_tiny_against_dp_accounting():
+    """accounting-pld (compiles for ~5 s): ldpjax's epsilons lie within dp_accounting's
+    optimistic and pessimistic estimates, and the check tells a bound 1% above the pessimistic
+    one, or one below the optimistic one, apart."""
+    pytest.importorskip("dp_accounting")
+    from ldpjax_experiments.bench.accounting import budget_vectors
+    from ldpjax_experiments.bench.workload import Context
+
+    record = bench.run_workload("accounting-pld", "tiny", repeats=1)
+    assert record["agree"], record
+    assert record["bound_gap_min"] <= record["bound_gap"] <= 1e-6
+    workload = WORKLOADS["accounting-pld"]
+    size = workload.sizes["tiny"]
+    prepared = workload.prepare(size, Context())
+    ours = prepared.run_ldpjax()
+    pessimistic, info = prepared.run_numpy(0)
+    assert ours.shape == pessimistic.shape == budget_vectors(size["vectors"])[0].shape
+    assert prepared.compare(ours, pessimistic, info)["agree"]
+    assert not prepared.compare(pessimistic * 1.01, pessimistic, info)["agree"]
+    assert not prepared.compare(ours * 0.5, pessimistic, info)["agree"]
+    assert not prepared.compare(ours * np.nan, pessimistic, info)["agree"]

@@ -238,7 +238,8 @@ def test_stronger_clones_within_their_reference():
                                         randomizer="randomized_response"))
     for n, e0 in GRID:
         lower, upper = paper_epsilon(n, e0, DELTA, clone_prob=2.0 / (math.exp(e0) + 1.0))
-        assert lower <= ours[_cell((n, e0))] <= upper * (1.0 + BLOCK_SLACK), (n, e0)
+        # the reference's own float64 rounding (about 1e-12, relative; seen under x64)
+        assert lower * (1.0 - 1e-9) <= ours[_cell((n, e0))] <= upper * (1.0 + BLOCK_SLACK), (n, e0)
 
 
 @pytest.mark.slow

@@ -149,8 +149,11 @@ def test_secure_bits_are_uniform():
 
 
 def _mechanisms():
-    x = jnp.array([0.25, 0.5, 0.75])
-    bits, cats = jnp.array([0, 1, 1]), jnp.array([0, 2, 1])
+    # 63 entries each: with a secure (random) key the check below that four keys give four
+    # different releases must not flake; four releases of 63 bits at r = 0.5 all agree with
+    # probability below 0.32^63 (three bits: 3%)
+    x = jnp.tile(jnp.array([0.25, 0.5, 0.75]), 21)
+    bits, cats = jnp.tile(jnp.array([0, 1, 1]), 21), jnp.tile(jnp.array([0, 2, 1]), 21)
     return {
         "gaussian float": lambda k: M.gaussian_mechanism(k, x, 1.0, 1.0),
         "gaussian granular": lambda k: M.gaussian_mechanism(
@@ -158,11 +161,11 @@ def _mechanisms():
         ),
         "laplace float": lambda k: M.laplace_mechanism(k, x, 1.0, 1.0),
         "laplace granular": lambda k: M.laplace_mechanism(k, x, 1.0, 1.0, granularity=2**-6),
-        "discrete_gaussian": lambda k: M.discrete_gaussian(k, 3.0, (3,)).astype(float),
-        "discrete_laplace": lambda k: M.discrete_laplace(k, 3, (3,)).astype(float),
+        "discrete_gaussian": lambda k: M.discrete_gaussian(k, 3.0, (63,)).astype(float),
+        "discrete_laplace": lambda k: M.discrete_laplace(k, 3, (63,)).astype(float),
         "randomized_response": lambda k: M.randomized_response(k, bits, 0.5).astype(float),
         "randomized_response_bernoulli": lambda k: M.randomized_response_bernoulli(
-            k, jnp.array([0.2, 0.5, 0.9]), 0.5
+            k, jnp.tile(jnp.array([0.2, 0.5, 0.9]), 21), 0.5
         ).astype(float),
         "kary_randomized_response": lambda k: M.kary_randomized_response(k, cats, 1.0, 3).astype(
             float
@@ -171,10 +174,10 @@ def _mechanisms():
             k, cats, 0.3, 3
         ).astype(float),
         "kary_randomized_response_counts": lambda k: M.kary_randomized_response_counts(
-            k, 10, 1, 0.3, jnp.ones(3) / 3
+            k, 1000, 1, 0.3, jnp.ones(3) / 3
         ),
-        "report_bits": lambda k: M.report_bits(k, (3,)).astype(float),
-        "binomial": lambda k: binomial(k, jnp.array([5, 10, 20]), 0.3).astype(float),
+        "report_bits": lambda k: M.report_bits(k, (63,)).astype(float),
+        "binomial": lambda k: binomial(k, jnp.tile(jnp.array([5, 10, 20]), 21), 0.3).astype(float),
     }
 
 

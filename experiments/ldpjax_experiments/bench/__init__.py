@@ -15,7 +15,9 @@ a paper's research code is, :mod:`ldpjax_experiments.bench.authors_loop`) the be
 3. compares one statistic (a mean over seeds, see the workloads module for why the per-seed
    values are independent on both sides) with its standard error: ``agree`` is
    |diff| <= 3 sqrt(se_numpy^2 + se_ldpjax^2) (a false alarm has probability 0.27% per
-   workload when both sides are right);
+   workload when both sides are right); workloads whose values are bounds rather than draws
+   (``accounting-pld``, ``accounting-shuffle``: :mod:`ldpjax_experiments.bench.accounting`)
+   replace this check with their own (``Prepared.compare``);
 4. reports the peak memory of each side (host RSS above its level at the start of the side,
    sampled every 2 ms; plus the device's ``peak_bytes_in_use`` where the backend reports it)
    and the RNG floor: the random words the workload needs divided by the fastest generator's

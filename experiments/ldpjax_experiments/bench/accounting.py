@@ -243,7 +243,7 @@ WORKLOADS = (
         "accounting-pld", "accounting",
         f"PLD epsilon of a 1000-fold mixed composition against {PEER}",
         {
-            "tiny": {"vectors": 4, "counts": (40, 40, 20), "interval": 2.0**-7,
+            "tiny": {"vectors": 4, "counts": (40, 40, 20), "interval": 2.0**-10,
                      "lower": -16.0, "upper": 16.0},
             "small": {"vectors": 16, "counts": PLD_COUNTS, "interval": 2.0**-10,
                       "lower": -64.0, "upper": 64.0},
@@ -258,7 +258,7 @@ WORKLOADS = (
         "(Feldman, McMillan & Talwar 2021)",
         {
             "tiny": {"n": (1_000, 10_000), "eps0": (1.0, 4.0)},
-            "small": {"n": (1_000, 10_000, 100_000), "eps0": (1.0, 4.0)},
+            "small": {"n": (1_000, 10_000, 100_000), "eps0": (4.0,)},
             "paper": {"n": (1_000, 10_000, 100_000), "eps0": (0.5, 1.0, 2.0, 4.0)},
         },
         _prepare_shuffle, default=False,

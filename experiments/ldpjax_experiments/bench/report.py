@@ -50,9 +50,11 @@ def format_table(records: Sequence[dict[str, Any]]) -> str:
         if r.get("agreement"):
             lines.append(f"    agreement: {r['agreement']}")
         if r.get("baseline", "numpy") != "numpy":
-            lines.append(f"    baseline {r['baseline']}: ldpjax is {r['speedup']:.1f}x faster "
-                         f"(baseline seconds = measured {r['numpy_measured_seconds']:.3g} s "
-                         f"x {r['numpy_scale']:g}, the share of replications it ran)")
+            scaled = (f" (baseline seconds = measured {r['numpy_measured_seconds']:.3g} s "
+                      f"x {r['numpy_scale']:g}, the share of replications it ran)"
+                      if r.get("numpy_scale", 1.0) != 1.0 else "")
+            lines.append(f"    baseline {r['baseline']}: ldpjax is {r['speedup']:.1f}x faster"
+                         + scaled)
     if any(r.get("x64") for r in records):
         lines.append("  x64: jax_enable_x64 on (float64 on both sides)")
     return "\n".join(lines)
