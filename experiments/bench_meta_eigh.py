@@ -26,11 +26,11 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ldpjax_experiments.bench.workloads import WORKLOADS, _covid_inputs
 
 from ldpjax.engine import product_grid, record, simulate
 from ldpjax.experts import meta_params, paper_learners, rw_meta_algorithm
 from ldpjax.experts.rw_meta import decorrelate
+from ldpjax_experiments.bench.workloads import WORKLOADS, _covid_inputs
 
 
 def workload_covariances(size: str) -> np.ndarray:

@@ -20,15 +20,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy.optimize import brentq
+from scipy.special import softmax
+from scipy.stats import norm
+
 from ldpjax_experiments import bench
 from ldpjax_experiments.bench import numpy_reference as ref
 from ldpjax_experiments.bench import rng as rng_lib
 from ldpjax_experiments.bench.authors_loop import local_sgd_loop
 from ldpjax_experiments.bench.plan import captured_call, plan_workload
 from ldpjax_experiments.bench.workloads import DEFAULT_WORKLOADS, WORKLOADS
-from scipy.optimize import brentq
-from scipy.special import softmax
-from scipy.stats import norm
 
 
 # --------------------------------------------------------------------------- CLI and records

@@ -25,12 +25,12 @@ import math
 import jax
 import numpy as np
 import pytest
-from ldpjax_experiments.bench.shuffle_reference import paper_epsilon
 
 from ldpjax.accounting import accountant as A
 from ldpjax.accounting import composition as Comp
 from ldpjax.accounting import events as E
 from ldpjax.accounting import shuffle as S
+from ldpjax_experiments.bench.shuffle_reference import paper_epsilon
 
 DELTA = 1e-6
 GRID = [(n, e0) for n in (1_000, 10_000, 100_000) for e0 in (0.5, 1.0, 2.0, 4.0)]

@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pytest
+
 from ldpjax_experiments import get_experiment, run_experiment
 from ldpjax_experiments.bandits_simulation import PAPER_TITLE
 
@@ -173,10 +174,10 @@ def test_portfolio_params_are_the_per_run_params():
     """The stacked portfolio grid, built leaf by leaf, equals stacking one
     ``BlockParams(epsilon_greedy_params(...))`` per (configuration, experiment) run."""
     import jax
-    from ldpjax_experiments import bandits_portfolio as portfolio
-    from ldpjax_experiments.bandits_simulation import stack_params
 
     from ldpjax import bandits
+    from ldpjax_experiments import bandits_portfolio as portfolio
+    from ldpjax_experiments.bandits_simulation import stack_params
 
     envs = [bandits.make_environment([0.3, 0.2, 0.0], num_arms=2),
             bandits.make_environment([0.1, 0.4, 0.2])]

@@ -13,15 +13,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from ldpjax_experiments import bandits_mba as mba
-from ldpjax_experiments import bandits_simulation as sim
-from ldpjax_experiments import bandits_zozo as zozo
-from ldpjax_experiments.base import OptionValueError
 
 from ldpjax import bandits
 from ldpjax.bandits import budgets as budgets_lib
 from ldpjax.bandits.state import BanditState
 from ldpjax.engine import make_key, record, simulate
+from ldpjax_experiments import bandits_mba as mba
+from ldpjax_experiments import bandits_simulation as sim
+from ldpjax_experiments import bandits_zozo as zozo
+from ldpjax_experiments.base import OptionValueError
 from tests.bandits.spend_loop import spend_per_step
 
 E4, E5, E6 = 10_000, 100_000, 1_000_000

@@ -32,9 +32,9 @@ if len(sys.argv) > 1 and sys.argv[1] == "x64":
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ldpjax_experiments.checkpointing import checkpointed
 
 from ldpjax.engine import Algorithm, enable_compile_cache, make_key, record, simulate
+from ldpjax_experiments.checkpointing import checkpointed
 
 if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)
     enable_compile_cache()

@@ -15,7 +15,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from ldpjax_experiments.checkpointing import checkpointed
 
 from ldpjax.engine import (
     Algorithm,
@@ -28,6 +27,7 @@ from ldpjax.engine import (
     rollout,
     simulate,
 )
+from ldpjax_experiments.checkpointing import checkpointed
 from tests.conftest import early_start
 
 HERE = Path(__file__).resolve().parent

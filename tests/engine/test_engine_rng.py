@@ -6,7 +6,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from ldpjax_experiments.checkpointing import checkpointed
 
 from ldpjax.engine import (
     Algorithm,
@@ -19,6 +18,7 @@ from ldpjax.engine import (
     simulate,
 )
 from ldpjax.engine.keys import INVARIANT_DEFAULT, KEY_IMPLS, key_impl_name
+from ldpjax_experiments.checkpointing import checkpointed
 
 
 def _init(scale, key):

@@ -27,9 +27,9 @@ cluster.initialize()  # before any JAX computation; no-op when run alone
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from ldpjax_experiments.progress import ProgressBar  # noqa: E402
 
 from ldpjax.engine import Algorithm, make_key, record, simulate  # noqa: E402
+from ldpjax_experiments.progress import ProgressBar  # noqa: E402
 
 MUS = [0.25, 0.5, 1.0, 2.0]
 NUM_SEEDS, SEED_CHUNK, NUM_STEPS = 170, 25, 40

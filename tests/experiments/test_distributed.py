@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ldpjax_experiments import cluster, launch
 
 from ldpjax.engine.executor import local_devices
+from ldpjax_experiments import cluster, launch
 from tests.conftest import early_start
 
 SCHEDULE_FIRST = 1  # long: pytest-xdist starts it early (tests/conftest.py)

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ldpjax_experiments import get_experiment, run_experiment
-from ldpjax_experiments.plotting import MIN_FONT
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Text
+
+from ldpjax_experiments import get_experiment, run_experiment
+from ldpjax_experiments.plotting import MIN_FONT
 
 TINY = {
     "demo": (50, dict(mu=(0.5, 2.0), horizon=100)),
@@ -652,8 +653,9 @@ def test_budget_axis_labels_do_not_collide():
 
 
 def test_style_checks_reject_each_fault():
-    from ldpjax_experiments.plotting import caption, figure
     from matplotlib.lines import Line2D
+
+    from ldpjax_experiments.plotting import caption, figure
 
     def make(*, proxy=False, twin=False, name=False, empty=False, edge=False):
         fig, axes = figure(2, 1)

@@ -6,11 +6,11 @@ import json
 
 import jax.numpy as jnp
 import pytest
-from ldpjax_experiments import Experiment, ExperimentResult, run_experiment
-from ldpjax_experiments.verdicts import Verdict, judge, judge_condition, verdict_table
 
 from ldpjax.demo import CounterParams, noisy_counter
 from ldpjax.engine import make_key, simulate
+from ldpjax_experiments import Experiment, ExperimentResult, run_experiment
+from ldpjax_experiments.verdicts import Verdict, judge, judge_condition, verdict_table
 
 
 def test_a_closed_form_reference_is_labelled_and_the_paper_keyword_still_works():

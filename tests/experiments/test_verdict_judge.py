@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+
 from ldpjax_experiments.verdicts import (
     STATUSES,
     Verdict,

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ldpjax_experiments import Experiment, ExperimentResult, run_experiment
 from ldpjax_experiments.cli import main
 from ldpjax_experiments.verdicts import (
@@ -109,9 +110,8 @@ def test_no_data_run_judges_the_data_experiments_on_stand_ins():
 
 
 def test_shared_data_variable_points_the_loaders_at_an_empty_folder(tmp_path, monkeypatch):
-    from ldpjax_experiments.bandits_simulation import resolve_data_dir
-
     from ldpjax.datasets.covid import shared_covid_dir
+    from ldpjax_experiments.bandits_simulation import resolve_data_dir
 
     monkeypatch.setenv("LDPJAX_SHARED_DATA", str(tmp_path))
     assert resolve_data_dir() == tmp_path  # the empty folder: no OBD / ASOS file in it

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from ldpjax_experiments import get_experiment, run_experiment
 
 TINY = dict(

@@ -16,11 +16,11 @@ import math
 import jax
 import numpy as np
 import pytest
+
+from ldpjax.experts.learners import evaluate_learners, paper_learners
 from ldpjax_experiments import experts_covid as E
 from ldpjax_experiments.base import get_experiment
 from ldpjax_experiments.runner import run_experiment
-
-from ldpjax.experts.learners import evaluate_learners, paper_learners
 from tests.experiments.test_figures import _check_figure, strict_problems
 
 EXTRACT = "covid/hhs_facility_NM_PA_CA_2022-09-23_to_2022-10-21.csv"
@@ -349,10 +349,11 @@ def test_whole_run_claim_matches_the_gaussian_dp_closed_form():
     """A unit in all T weekly releases: mu sqrt(T)-GDP, whose epsilon at delta solves
     Phi(-eps/m + m/2) - e^eps Phi(-eps/m - m/2) = delta (Dong, Roth & Su 2022, Cor. 2.13;
     scipy, float64, independent of ldpjax). At 148 weeks and mu = 1 the claim is vacuous."""
-    from ldpjax_experiments.experts_covid.rows import RUN_DELTA, whole_run_claim
-    from ldpjax_experiments.kit import vacuous_epsilon
     from scipy.optimize import brentq
     from scipy.stats import norm
+
+    from ldpjax_experiments.experts_covid.rows import RUN_DELTA, whole_run_claim
+    from ldpjax_experiments.kit import vacuous_epsilon
 
     def gdp_eps(m):
         return brentq(lambda e: norm.cdf(-e / m + m / 2) - math.exp(e) * norm.cdf(-e / m - m / 2)

@@ -8,6 +8,7 @@ compiled kernels after every module)."""
 from __future__ import annotations
 
 import pytest
+
 from ldpjax_experiments.base import get_experiment
 from ldpjax_experiments.runner import run_experiment
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import ldpjax
 from ldpjax_experiments.checkpointing import ChunkStore
 from ldpjax_experiments.cli import INTERRUPT_MESSAGE, main
 from ldpjax_experiments.outdir import LOCK_NAME, claim_output_dir
-
-import ldpjax
 
 SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/conftest.py)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jax
 import pytest
+
 from ldpjax_experiments.cli import main
 from ldpjax_experiments.jobs import core_groups
 

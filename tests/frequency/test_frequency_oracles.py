@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from ldpjax_experiments import frequency_oracles as fo
 from ldpjax_experiments import get_experiment, run_experiment
-
-from tests.frequency.test_online import _expected
 from tests.experiments.test_figures import _check_figure, strict_problems
+from tests.frequency.test_online import _expected
 
 
 @pytest.mark.parametrize("oracle", fo.DEFAULT_ORACLES)

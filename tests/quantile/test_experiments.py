@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-from ldpjax_experiments import cli, get_experiment, run_experiment
 
 import ldpjax.datasets.census as census
 from ldpjax.datasets import census as data
+from ldpjax_experiments import cli, get_experiment, run_experiment
 
 
 def test_quantile_coverage_tiny(tmp_path):
@@ -147,9 +147,8 @@ def test_quantile_income_refuses_a_budget_that_reuses_records(tmp_path):
 def test_part_epsilons_pure_grid_keeps_settings_and_parts():
     """Fast representative: at delta = 0 every part's claim is its closed form (eps0, or
     m eps0 for m uses), on a grid of settings (leading axes kept, parts last)."""
-    from ldpjax_experiments.quantile_income import part_epsilons
-
     from ldpjax.accounting import ParallelEvent, RandomizedResponseEvent, SelfComposedEvent
+    from ldpjax_experiments.quantile_income import part_epsilons
 
     # structures interleaved (stacked per structure, then put back in the parts' order)
     rates_uses = (((0.2, 0.6), 1), ((0.3, 0.4), 3), ((0.5, 0.7), 1), ((0.1, 0.8), 2))
@@ -166,9 +165,8 @@ def test_part_epsilons_at_delta_match_exact_enumeration():
     """At delta > 0, parts of different structure and use counts (stacked per structure) give
     upper bounds within 0.5% of the exact epsilon of m-fold randomized response (binomial
     enumeration, :func:`_composed_rr_epsilon`), and their maximum is the event's epsilon."""
-    from ldpjax_experiments.quantile_income import part_epsilons
-
     from ldpjax.accounting import ParallelEvent, RandomizedResponseEvent, SelfComposedEvent
+    from ldpjax_experiments.quantile_income import part_epsilons
 
     rates_uses = ((0.5, 1), (0.3, 5), (0.7, 2), (0.2, 1), (0.8, 7))
     parts = tuple(RandomizedResponseEvent(r) if m == 1
