@@ -302,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     as_program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if as_program:
+        quiet_xla_log(os.environ)
         _install_interrupt_handler()
     try:
         return _dispatch(argv)
@@ -310,6 +311,24 @@ def main(argv: list[str] | None = None) -> int:
             _exit_interrupted()
         _say_interrupted()
         return INTERRUPTED
+
+
+def quiet_xla_log(environ) -> bool:
+    """Keep XLA's C++ log to FATAL messages in this program unless the user chose a level.
+
+    With the persistent compilation cache on (the default), jaxlib 0.10.1 logs 2 ERROR lines
+    per cached kernel it loads on x86 CPUs whose LLVM tuning includes ``+prefer-no-gather`` /
+    ``+prefer-no-scatter`` (most current Intel and AMD parts): it compares tuning preferences
+    as if they were instruction-set features (openxla/xla#44565). The kernel is loaded and
+    runs; a warm ``ldpjax reproduce`` would print hundreds of such lines. XLA's failures
+    reach ldpjax as Python exceptions whatever this level, and ``TF_CPP_MIN_LOG_LEVEL=0``
+    (set before the command) shows XLA's whole log. Takes effect only before jaxlib loads,
+    which the command defers to its first computation; returns whether it set the level.
+    """
+    if "TF_CPP_MIN_LOG_LEVEL" in environ:
+        return False
+    environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    return True
 
 
 INTERRUPT_GRACE_S = 3.0

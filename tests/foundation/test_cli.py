@@ -18,7 +18,7 @@ import pytest
 
 import ldpjax
 from ldpjax_experiments.checkpointing import ChunkStore
-from ldpjax_experiments.cli import INTERRUPT_MESSAGE, main
+from ldpjax_experiments.cli import INTERRUPT_MESSAGE, main, quiet_xla_log
 from ldpjax_experiments.outdir import LOCK_NAME, claim_output_dir
 
 SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/conftest.py)
@@ -288,9 +288,12 @@ def test_reproduce_collects_verdicts(tmp_path, capsys):
 
 
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
-    """SIGINT during the computation: exit 130, one line, no traceback, no crash."""
+    """SIGINT during the computation: exit 130, one line, no traceback, no crash (and, with a
+    warm compilation cache, none of XLA's log lines either)."""
     out = tmp_path / "int"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # this process's TF_CPP_MIN_LOG_LEVEL is `import jax`'s default, not a user's choice
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env["PYTHONPATH"] = str(REPO)
     # `python -m ldpjax_experiments ...`, with SIGINT handled as in a terminal (a shell's background job,
     # which this test may be, starts its children with SIGINT ignored)
     launcher = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
@@ -343,3 +346,26 @@ def test_cli_module_imports_without_jax():
     code = "import sys, ldpjax_experiments.reproduce; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_command_quiets_xla_log_unless_the_user_chose_a_level():
+    environ = {}
+    assert quiet_xla_log(environ) and environ == {"TF_CPP_MIN_LOG_LEVEL": "3"}
+    chosen = {"TF_CPP_MIN_LOG_LEVEL": "0"}
+    assert not quiet_xla_log(chosen) and chosen == {"TF_CPP_MIN_LOG_LEVEL": "0"}
+
+
+def test_a_warm_run_prints_nothing_on_stderr(tmp_path):
+    """Two runs of the command on one compilation cache: the second loads cached kernels and
+    says nothing on stderr (jaxlib 0.10.1 logs two ERROR lines per cached kernel on most x86
+    CPUs otherwise; see ``quiet_xla_log``)."""
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env.update(PYTHONPATH=str(REPO), LDPJAX_CACHE_DIR=str(tmp_path / "cache"))
+    for name in ("cold", "warm"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ldpjax_experiments", "run", "demo", "--seeds", "8",
+             "--horizon", "50", "--out", str(tmp_path / name), "--no-progress"],
+            capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    assert any((tmp_path / "cache" / "jax-compile").iterdir())
+    assert proc.stderr.strip() == ""
