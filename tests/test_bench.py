@@ -339,6 +339,24 @@ def test_frequency_workload_tiny_against_multi_freq_ldpy():
     assert record["baseline"] == "multi-freq-ldpy" and record["numpy_scale"] == 4.0
 
 
+def test_frequency_counts_workload_tiny_runs_the_counts_path():
+    """frequency-oue-counts: opt-in, on the counts path (no RNG floor: its draws are binomials),
+    with per-seed statistics near 1 (squared error over its closed-form expectation)."""
+    from ldpjax_experiments.bench.workload import Context
+
+    assert {"frequency-oue-counts", "frequency-grr-counts", "frequency-olh-counts"} <= set(
+        WORKLOADS)
+    assert not {"frequency-oue-counts"} & set(DEFAULT_WORKLOADS)
+    workload = WORKLOADS["frequency-oue-counts"]
+    prepared = workload.prepare(workload.sizes["tiny"], Context())
+    assert "counts path" in prepared.shape and prepared.random_words({}) == 0
+    values = prepared.run_ldpjax()
+    assert values.shape == (workload.sizes["tiny"]["seeds"],) and np.all(np.isfinite(values))
+    # each value averages 4 eps of sum-of-squares ratios with mean 1 (before the clipping and
+    # renormalising, which only shrink it): a mean over 16 seeds far from (0, 3) is a bug
+    assert 0.0 < float(np.mean(values)) < 3.0
+
+
 # --------------------------------------------------------------------------- accounting workloads
 def test_accounting_workloads_are_opt_in():
     assert {"accounting-pld", "accounting-shuffle"} <= set(WORKLOADS)

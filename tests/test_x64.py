@@ -35,7 +35,8 @@ import numpy as np
 import pytest
 
 from ldpjax import bandits
-from tests.conftest import REPO, early_start
+from tests.conftest import REPO
+from tests.plugins.schedule import early_start
 
 SCHEDULE_FIRST = 6  # long: pytest-xdist starts it early (tests/conftest.py)
 

@@ -15,6 +15,7 @@ optimal budgets are marked on the bound curves.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,7 +26,51 @@ from ldpjax_experiments.plotting import MIN_FONT, PALETTE, caption, figure, fit_
 from ldpjax_experiments.verdicts import judge, judge_condition, summary_lines, with_data
 
 
-def run(ctx: RunContext) -> ExperimentResult:
+class ElasticityStudy(NamedTuple):
+    """What the sweep computed: everything :func:`report` reads (no run context).
+
+    Axes: ``gamma`` (the budget grid), ``K`` (``arm_counts``), ``T`` (``horizons``).
+
+    Fields:
+      arm_counts: the numbers of arms K.
+      horizons: the horizons T (visitors).
+      gammas: (gamma,) the experiment budgets, geometric from the smallest to the largest.
+      const: (gamma, K, T) elasticity d log R / d log gamma of the constant bound (eq. 15).
+      dyn: (gamma, K, T) elasticity of the capped dynamic bound (eq. 18).
+      bound_c: (gamma, K, T) the constant strategy's regret bound (visitors' clicks).
+      bound_d: (gamma, K, T) the capped dynamic strategy's regret bound.
+      star_c: (K, T) gamma*_const, where the constant bound's elasticity is 0 (by autodiff
+        and root finding).
+      star_d: (K, T) gamma*_dyn, where the budget lasts to the horizon (t_gamma = T).
+      t_gamma_at_star_d: (K, T) the budget exhaustion time t_gamma at gamma*_dyn.
+      bound_c_at_star: (K, T) the constant bound at gamma*_const (its minimum).
+      bound_d_at_star: (K, T) the dynamic bound at gamma*_dyn (the kink).
+      dyn_left_limit: (K, T) the dynamic elasticity just left of the kink,
+        at gamma*_dyn (1 - 1e-5) (the figure marks it).
+      data_label: what the verdicts were judged on (``"none"``: closed-form bounds, no data).
+      data: the data in words (``ExperimentResult.data``).
+    """
+
+    arm_counts: tuple[int, ...]
+    horizons: tuple[float, ...]
+    gammas: np.ndarray
+    const: np.ndarray
+    dyn: np.ndarray
+    bound_c: np.ndarray
+    bound_d: np.ndarray
+    star_c: np.ndarray
+    star_d: np.ndarray
+    t_gamma_at_star_d: np.ndarray
+    bound_c_at_star: np.ndarray
+    bound_d_at_star: np.ndarray
+    dyn_left_limit: np.ndarray
+    data_label: str = "none"
+    data: str = "none (regret bounds only)"
+
+
+def study(ctx: RunContext) -> ElasticityStudy:
+    """The elasticities and bounds on the (gamma, K, T) grid, one vectorised call each, and
+    the optimal budgets per (K, T)."""
     cfg = ctx.config
     horizons = tuple(float(t) for t in cfg["horizons"])
     arm_counts = tuple(int(k) for k in cfg["arms"])
@@ -39,35 +84,88 @@ def run(ctx: RunContext) -> ExperimentResult:
     kk, tt = np.meshgrid(np.array(arm_counts, float), np.array(horizons), indexing="ij")
     star_c = np.asarray(bandits.gamma_star_constant(kk, tt))
     star_d = np.asarray(bandits.gamma_star_dynamic(kk, tt))
-    rows, stars = [], []
+    shape = (len(arm_counts), len(horizons))
+    t_gamma, at_c, at_d, left = (np.zeros(shape) for _ in range(4))
     for j, karms in enumerate(arm_counts):
         for m, horizon in enumerate(horizons):
-            closed = math.log(1 - karms + (karms**2 * horizon / (8 * math.log(horizon))) ** (1 / 3))
-            stars.append({"K": karms, "T": horizon, "gamma_star_constant": float(star_c[j, m]),
-                          "gamma_star_constant_closed_form": closed,
-                          "gamma_star_dynamic": float(star_d[j, m]),
-                          "t_gamma_at_gamma_star_dynamic": float(
-                              bandits.budget_exhaustion_time(star_d[j, m], karms)),
-                          "bound_constant_at_star": float(
-                              bandits.regret_bound_constant(star_c[j, m], karms, horizon)),
-                          "bound_dynamic_at_star": float(
-                              bandits.regret_bound_dynamic(star_d[j, m], karms, horizon))})
-            for i, gamma in enumerate(gammas):
+            t_gamma[j, m] = float(bandits.budget_exhaustion_time(star_d[j, m], karms))
+            at_c[j, m] = float(bandits.regret_bound_constant(star_c[j, m], karms, horizon))
+            at_d[j, m] = float(bandits.regret_bound_dynamic(star_d[j, m], karms, horizon))
+            left[j, m] = float(bandits.elasticity_dynamic(float(star_d[j, m]) * (1 - 1e-5),
+                                                          karms, horizon))
+    return ElasticityStudy(arm_counts, horizons, gammas, const, dyn, bound_c, bound_d, star_c,
+                           star_d, t_gamma, at_c, at_d, left)
+
+
+def gamma_star_closed_form(arms: int, horizon: float) -> float:
+    """gamma*_const in closed form, log(1 - K + (K^2 T / (8 log T))^(1/3)).
+
+    Example:
+      >>> round(gamma_star_closed_form(2, 10_000.0), 3)
+      1.968
+    """
+    return math.log(1 - arms + (arms**2 * horizon / (8 * math.log(horizon))) ** (1 / 3))
+
+
+def tables(s: ElasticityStudy) -> tuple[list[dict], list[dict]]:
+    """The ``elasticity`` rows (one per (K, T, gamma)) and the ``optimal_budgets`` rows (one
+    per (K, T), with gamma*_const beside its closed form).
+
+    Example:
+      >>> g, one = np.ones((2, 1, 1)), np.ones((1, 1))  # 2 gammas, K = 2, T = 1e4
+      >>> s = ElasticityStudy((2,), (1e4,), np.array([1.0, 4.0]), -g, 0 * g, g, g, 2 * one,
+      ...                     one, one, one, one, -one)
+      >>> rows, stars = tables(s)
+      >>> len(rows), round(stars[0]["gamma_star_constant_closed_form"], 3)
+      (2, 1.968)
+    """
+    rows, stars = [], []
+    for j, karms in enumerate(s.arm_counts):
+        for m, horizon in enumerate(s.horizons):
+            stars.append({"K": karms, "T": horizon,
+                          "gamma_star_constant": float(s.star_c[j, m]),
+                          "gamma_star_constant_closed_form": gamma_star_closed_form(karms,
+                                                                                    horizon),
+                          "gamma_star_dynamic": float(s.star_d[j, m]),
+                          "t_gamma_at_gamma_star_dynamic": float(s.t_gamma_at_star_d[j, m]),
+                          "bound_constant_at_star": float(s.bound_c_at_star[j, m]),
+                          "bound_dynamic_at_star": float(s.bound_d_at_star[j, m])})
+            for i, gamma in enumerate(s.gammas):
                 rows.append({"K": karms, "T": horizon, "gamma": float(gamma),
-                             "elasticity_constant": float(const[i, j, m]),
-                             "elasticity_dynamic": float(dyn[i, j, m]),
-                             "bound_constant": float(bound_c[i, j, m]),
-                             "bound_dynamic": float(bound_d[i, j, m])})
-    fig = _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, star_d)
-    verdicts = with_data(_verdicts(rows, stars, gammas), "none")
+                             "elasticity_constant": float(s.const[i, j, m]),
+                             "elasticity_dynamic": float(s.dyn[i, j, m]),
+                             "bound_constant": float(s.bound_c[i, j, m]),
+                             "bound_dynamic": float(s.bound_d[i, j, m])})
+    return rows, stars
+
+
+def report(s: ElasticityStudy) -> ExperimentResult:
+    """Tables, verdicts, figure and summary of a study (pure: no keys, no JAX, no files).
+
+    Example:
+      >>> g, one = np.ones((2, 1, 1)), np.ones((1, 1))
+      >>> s = ElasticityStudy((2,), (1e4,), np.array([1.0, 4.0]), -g, 0 * g, g, g, 2 * one,
+      ...                     one, one, one, one, -one)
+      >>> [v.status for v in report(s).verdicts]  # gamma*_const 2 is not the paper's 1.97
+      ['not', 'not', 'reproduced', 'reproduced']
+    """
+    rows, stars = tables(s)
+    fig = _figure(s)
+    verdicts = with_data(_verdicts(rows, stars, s.gammas), s.data_label)
     summary = (
         f"Privacy elasticities d log R / d log gamma of the regret bounds (eqs. 15, 18) by "
-        f"jax.grad for K in {list(arm_counts)}, T in {[f'{h:g}' for h in horizons]}, "
-        f"{len(gammas)} gammas in [{gammas[0]:g}, {gammas[-1]:g}].\n" + summary_lines(verdicts)
+        f"jax.grad for K in {list(s.arm_counts)}, T in {[f'{h:g}' for h in s.horizons]}, "
+        f"{len(s.gammas)} gammas in [{s.gammas[0]:g}, {s.gammas[-1]:g}].\n"
+        + summary_lines(verdicts)
     )
     return ExperimentResult(tables={"elasticity": rows, "optimal_budgets": stars},
                             figures={"elasticity": fig}, summary=summary,
-                            data="none (regret bounds only)", verdicts=verdicts)
+                            data=s.data, verdicts=verdicts)
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    """``report(study(ctx))``."""
+    return report(study(ctx))
 
 
 # The paper's quoted gamma*_const values (spec bandits.md; reported to 2 decimals).
@@ -122,7 +220,9 @@ def _verdicts(rows, stars, gammas):
     return out
 
 
-def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, star_d):
+def _figure(s: ElasticityStudy):
+    gammas, const, dyn, bound_c, bound_d = s.gammas, s.const, s.dyn, s.bound_c, s.bound_d
+    arm_counts, horizons, star_c, star_d = s.arm_counts, s.horizons, s.star_c, s.star_d
     fig, axes = figure(len(arm_counts), 2, width=4.6, height=3.3)
     markers = {}  # the first gamma* markers drawn: their legend entries
     for j, karms in enumerate(arm_counts):
@@ -137,7 +237,7 @@ def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, 
             # vertical connector) and end the left piece at its limit.
             gd = float(star_d[j, m])
             left = gammas < gd
-            lim = float(bandits.elasticity_dynamic(gd * (1 - 1e-5), karms, horizon))
+            lim = float(s.dyn_left_limit[j, m])
             xs = np.append(gammas[left], gd) if gammas[0] < gd <= gammas[-1] else gammas[left]
             ys = np.append(dyn[left, j, m], lim) if xs.size > left.sum() else dyn[left, j, m]
             ax.plot(xs, ys, "--", color=color, label=f"capped dynamic (eq. 18), T={t}")
@@ -151,13 +251,13 @@ def _figure(gammas, const, dyn, bound_c, bound_d, arm_counts, horizons, star_c, 
             gc = float(star_c[j, m])
             if gammas[0] <= gc <= gammas[-1]:
                 (mark,) = bx.plot(
-                    [gc], [float(bandits.regret_bound_constant(gc, karms, horizon)) / horizon],
+                    [gc], [float(s.bound_c_at_star[j, m]) / horizon],
                     "o", color=color, markerfacecolor="white", markersize=6,
                     label="gamma*_const (the bound's minimum)")
                 markers.setdefault("const", mark)
             if gammas[0] <= gd <= gammas[-1]:
                 (mark,) = bx.plot(
-                    [gd], [float(bandits.regret_bound_dynamic(gd, karms, horizon)) / horizon],
+                    [gd], [float(s.bound_d_at_star[j, m]) / horizon],
                     "v", color=color, markersize=6,
                     label="gamma*_dyn (t_gamma = T: the kink)")
                 markers.setdefault("dyn", mark)
@@ -219,3 +319,6 @@ EXPERIMENT = Experiment(
     order=63,
     cost=4,
 )
+
+__all__ = ["EXPERIMENT", "PAPER_GAMMA_STAR", "ElasticityStudy", "gamma_star_closed_form", "report",
+           "run", "study", "tables"]

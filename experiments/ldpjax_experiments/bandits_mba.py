@@ -26,12 +26,17 @@ constant and dynamic rows only (no row where a bound does not apply); ``mba_pair
 paired differences behind the verdicts. An empty cell means "not applicable", NaN a failed
 computation. Figure: regret (log) and clicks vs gamma, one column per T, and the bounds on
 their own axes in a third row.
+
+Study, then report: :func:`study` runs the simulations and returns an :class:`MbaStudy` (per-run
+arrays of every policy, the regret bounds and the validated configuration); :func:`report`
+makes the tables, verdicts, figure and summary from it alone, without random numbers or JAX.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -59,49 +64,132 @@ def _se(x: np.ndarray) -> float:
     return float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else 0.0
 
 
-def _rows_for(result: sim.GridResult, horizon: int, how: str, gammas) -> list[dict]:
-    rows = []
+class PolicyRuns(NamedTuple):
+    """One policy's runs at one horizon; every array is over the runs (the policies of one
+    horizon's grid are paired run by run: common random numbers).
+
+    Attributes:
+      T: the horizon (visitors).
+      policy: ``constant``, ``dynamic`` (capped), ``nonprivate``, ``random``, ``gittins`` or
+        ``oracle``.
+      gamma: the experiment budget (``inf`` for the no-budget benchmarks, 0 for random play).
+      regret: (runs,) expected regret of each run.
+      clicks: (runs,) realised clicks of each run.
+      spend: (runs,) realised experiment budget max_t xi_t of each run.
+      locked: (runs,) 1.0 where the run ends locked in (final greedy arm not the best arm).
+      simulation: how it was simulated (``per-visitor``, ``blocks (growth g)``, ``exact
+        binomial``).
+      bound: the regret bound at (gamma, K, T) with the appendix constants (eq. 15 for
+        ``constant``, eq. 18 for ``dynamic``); NaN for the other policies.
+      bound_simple: the same bound with the simple constants; NaN for the other policies.
+    """
+
+    T: int
+    policy: str
+    gamma: float
+    regret: np.ndarray
+    clicks: np.ndarray
+    spend: np.ndarray
+    locked: np.ndarray
+    simulation: str
+    bound: float = math.nan
+    bound_simple: float = math.nan
+
+
+class MbaStudy(NamedTuple):
+    """What the study measured and the validated configuration the report reads.
+
+    Attributes:
+      cells: every policy's runs, in table order: per horizon the epsilon-greedy grid
+        (constant and dynamic at every paper gamma, non-private, random, then the diagnostic
+        constant budgets), the Gittins index where run, perfect information.
+      ctr: the two arms' CTRs.
+      gammas: the paper's experiment budgets, ascending (the largest is the one the verdicts
+        judge).
+      horizons: the horizons T, in run order.
+      runs_per: T -> runs per policy of the grid at T.
+      diagnostics: T -> the diagnostic constant budgets run at T (beyond the paper's grid).
+      diagnostic_min_horizon: the smallest T that runs the diagnostic budgets.
+      t_gamma: the visitor from which the capped dynamic schedule binds at the largest gamma
+        (eq. 17) for K = len(ctr) arms.
+      init_visits: uniform-play visits that start both strategies (None: K).
+      block_growth: block size growth rate of the block-updated policy (as configured).
+      exact_max_horizon: largest T simulated one visitor per step (as configured).
+      seeds: ``--seeds``: runs per policy where T > ``short_horizon`` and of the Gittins index.
+      data_label: what the verdicts were judged on (``real extract``: the reported CTRs of
+        the real RCT drive simulated clicks).
+      data_text: the data in words.
+    """
+
+    cells: tuple[PolicyRuns, ...]
+    ctr: tuple[float, ...]
+    gammas: tuple[float, ...]
+    horizons: tuple[int, ...]
+    runs_per: dict[int, int]
+    diagnostics: dict[int, tuple[float, ...]]
+    diagnostic_min_horizon: int
+    t_gamma: float
+    init_visits: int | None
+    block_growth: float
+    exact_max_horizon: int
+    seeds: int
+    data_label: str
+    data_text: str
+
+
+def _cells_for(result: sim.GridResult, horizon: int, how: str, arms: int) -> list[PolicyRuns]:
+    """One :class:`PolicyRuns` per configuration of ``result``, with the bounds of the
+    constant and dynamic ones; checks that no run spends more than its budget."""
+    cells = []
     for i, label in enumerate(result.labels):
-        regret, clicks, spend = result.regret[i], result.clicks[i], result.spend[i]
-        diagnostic = label.policy == "constant" and label.gamma not in gammas
-        row = {
-            "T": horizon,
-            "policy": label.policy,
-            "gamma": label.gamma,
-            "grid": "diagnostic" if diagnostic else "paper",
-            "runs": int(regret.size),
-            "regret_mean": float(regret.mean()),
-            "regret_sd": float(regret.std()),
-            "regret_se": _se(regret),
-            "clicks_mean": float(clicks.mean()),
-            "clicks_sd": float(clicks.std()),
-            "clicks_se": _se(clicks),
-            "clicks_q25": float(np.quantile(clicks, 0.25)),
-            "clicks_q75": float(np.quantile(clicks, 0.75)),
-            "locked_in": float(result.locked[i].mean()),
-            "spend_max": float(spend.max()),
-            "simulation": how,
-        }
+        bound = bound_simple = math.nan
+        spend = result.spend[i]
         if label.policy in ("constant", "dynamic"):
             # accounting: no run spends more than its budget (gamma as stored, float32)
             if not np.all(spend <= np.float32(label.gamma)):
                 raise RuntimeError(f"a run spent more than gamma={label.gamma}")
-        rows.append(row)
-    return rows
+            fn = (bandits.regret_bound_constant if label.policy == "constant"
+                  else bandits.regret_bound_dynamic)
+            bound = float(fn(label.gamma, arms, horizon))
+            bound_simple = float(fn(label.gamma, arms, horizon, form="simple"))
+        cells.append(PolicyRuns(horizon, label.policy, label.gamma, result.regret[i],
+                                result.clicks[i], spend, result.locked[i], how, bound,
+                                bound_simple))
+    return cells
 
 
-def _bound_rows(rows: list[dict], arms: int) -> list[dict]:
+def _row(cell: PolicyRuns, gammas) -> dict:
+    regret, clicks = cell.regret, cell.clicks
+    diagnostic = cell.policy == "constant" and cell.gamma not in gammas
+    return {
+        "T": cell.T,
+        "policy": cell.policy,
+        "gamma": cell.gamma,
+        "grid": "diagnostic" if diagnostic else "paper",
+        "runs": int(regret.size),
+        "regret_mean": float(regret.mean()),
+        "regret_sd": float(regret.std()),
+        "regret_se": _se(regret),
+        "clicks_mean": float(clicks.mean()),
+        "clicks_sd": float(clicks.std()),
+        "clicks_se": _se(clicks),
+        "clicks_q25": float(np.quantile(clicks, 0.25)),
+        "clicks_q75": float(np.quantile(clicks, 0.75)),
+        "locked_in": float(cell.locked.mean()),
+        "spend_max": float(cell.spend.max()),
+        "simulation": cell.simulation,
+    }
+
+
+def _bound_rows(cells, rows: list[dict]) -> list[dict]:
     out = []
-    for r in rows:
+    for c, r in zip(cells, rows, strict=True):
         if r["policy"] not in ("constant", "dynamic"):
             continue
-        fn = (bandits.regret_bound_constant if r["policy"] == "constant"
-              else bandits.regret_bound_dynamic)
-        bound = float(fn(r["gamma"], arms, r["T"]))
         out.append({"T": r["T"], "policy": r["policy"], "gamma": r["gamma"], "grid": r["grid"],
-                    "regret_mean": r["regret_mean"], "bound": bound,
-                    "bound_simple": float(fn(r["gamma"], arms, r["T"], form="simple")),
-                    "regret_over_bound": r["regret_mean"] / bound})
+                    "regret_mean": r["regret_mean"], "bound": c.bound,
+                    "bound_simple": c.bound_simple,
+                    "regret_over_bound": r["regret_mean"] / c.bound})
     return out
 
 
@@ -111,7 +199,8 @@ def runs_at(horizon: int, seeds: int, short_runs: int, short_horizon: int) -> in
     return max(int(seeds), int(short_runs)) if horizon <= short_horizon else int(seeds)
 
 
-def run(ctx: RunContext) -> ExperimentResult:
+def study(ctx: RunContext) -> MbaStudy:
+    """Simulate every policy at every horizon (the grid's policies paired run by run)."""
     cfg = ctx.config
     ctr = tuple(cfg["ctr"])
     gammas = tuple(cfg["gamma"])
@@ -122,8 +211,7 @@ def run(ctx: RunContext) -> ExperimentResult:
     init_steps, init_constant = sim.init_config(init_visits)
     env = bandits.make_environment(list(ctr))
     arms = len(ctr)
-    rows: list[dict] = []
-    study: dict[int, dict[tuple[str, float], np.ndarray]] = {}
+    cells: list[PolicyRuns] = []
     runs_per: dict[int, int] = {}
     diagnostics: dict[int, tuple[float, ...]] = {}
     for horizon in horizons:
@@ -147,44 +235,64 @@ def run(ctx: RunContext) -> ExperimentResult:
                                            growth=float(cfg["block_growth"]),
                                            label=f"grid-T{horizon}", init_steps=init_steps,
                                            init_constant=init_constant)
-        study[horizon] = {(lab.policy, lab.gamma): grid.regret[i]
-                          for i, lab in enumerate(grid.labels)}
-        rows += _rows_for(grid, horizon, how, gammas)
+        cells += _cells_for(grid, horizon, how, arms)
         if cfg["gittins"]:
             ctx.log(f"T={horizon}: Gittins index")
             # a benchmark only (no verdict reads it): --seeds runs at every horizon
             git = sim.run_gittins(ctx.simulate, env, horizon, discount=float(cfg["discount"]),
                                   max_count=int(cfg["gittins_table"]), label=f"gittins-T{horizon}")
-            rows += _rows_for(git, horizon, "per-visitor", gammas)
+            cells += _cells_for(git, horizon, "per-visitor", arms)
         oracle = sim.oracle_clicks(ctx.key_for(f"oracle-T{horizon}"), env, horizon, runs)
-        rows += _rows_for(oracle, horizon, "exact binomial", gammas)
+        cells += _cells_for(oracle, horizon, "exact binomial", arms)
+    return MbaStudy(
+        cells=tuple(cells), ctr=ctr, gammas=gammas, horizons=horizons, runs_per=runs_per,
+        diagnostics=diagnostics, diagnostic_min_horizon=int(cfg["diagnostic_min_horizon"]),
+        t_gamma=float(bandits.budget_exhaustion_time(gammas[-1], arms)),
+        init_visits=init_visits, block_growth=cfg["block_growth"],
+        exact_max_horizon=cfg["exact_max_horizon"], seeds=int(ctx.num_seeds),
+        # the paper's reported CTRs of the real RCT drive simulated clicks
+        data_label="real extract",
+        data_text=(f"MBA website RCT CTRs {ctr} (Liberali & Ferecatu 2022, as reported in the "
+                   "paper); no data file needed"))
 
-    bound_rows = _bound_rows(rows, arms)
-    numbers = paired_numbers(study, horizons, gammas, diagnostics)
-    # the paper's reported CTRs of the real RCT drive simulated clicks
-    verdicts = with_data(verdicts_from(numbers, horizons, gammas, bound_rows, rows, arms),
-                         "real extract")
+
+def report(s: MbaStudy) -> ExperimentResult:
+    """Tables, verdicts, figure and summary of a study (pure: reads only ``s``)."""
+    ctr, gammas, horizons, runs_per, diagnostics = (s.ctr, s.gammas, s.horizons, s.runs_per,
+                                                    s.diagnostics)
+    arms = len(ctr)
+    rows = [_row(c, gammas) for c in s.cells]
+    bound_rows = _bound_rows(s.cells, rows)
+    regrets: dict[int, dict[tuple[str, float], np.ndarray]] = {}
+    for c in s.cells:
+        regrets.setdefault(c.T, {})[(c.policy, c.gamma)] = c.regret
+    numbers = paired_numbers(regrets, horizons, gammas, diagnostics)
+    verdicts = with_data(verdicts_from(numbers, horizons, gammas, bound_rows, rows, arms,
+                                       t_gamma=s.t_gamma), s.data_label)
     fig = _figure(rows, bound_rows, horizons, gammas, ctr, runs_per)
     runs_text = ", ".join(f"{runs_per[h]} at T={h:,}" for h in horizons)
     summary = (f"Private epsilon-greedy on the MBA test (CTRs {ctr[0]}/{ctr[1]}; "
                f"{sim.PAPER_TITLE}, Sec. 4.1): runs per policy {runs_text}; T in "
                f"{list(horizons)}, gamma in {list(gammas)}"
                + (f" (+ diagnostic constant gamma {sorted(set().union(*diagnostics.values()))}"
-                  f" at T >= {int(cfg['diagnostic_min_horizon']):,})"
+                  f" at T >= {s.diagnostic_min_horizon:,})"
                   if any(diagnostics.values()) else "")
-               + f"; {sim.init_text(init_visits)}.\n" + _lockin_line(rows, horizons, gammas)
+               + f"; {sim.init_text(s.init_visits)}.\n" + _lockin_line(rows, horizons, gammas)
                + "\n" + summary_lines(verdicts))
     return ExperimentResult(
         tables={"mba": rows, "mba_bounds": bound_rows, "mba_paired": numbers["table"]},
         figures={"mba_regret_clicks": fig},
         summary=summary,
-        data=(f"MBA website RCT CTRs {ctr} (Liberali & Ferecatu 2022, as reported in the paper); "
-              "no data file needed"),
-        extra={"block_growth": cfg["block_growth"], "exact_max_horizon": cfg["exact_max_horizon"],
+        data=s.data_text,
+        extra={"block_growth": s.block_growth, "exact_max_horizon": s.exact_max_horizon,
                "runs_per_horizon": {str(h): runs_per[h] for h in horizons},
-               "init_visits": "K" if init_visits is None else init_visits},
+               "init_visits": "K" if s.init_visits is None else s.init_visits},
         verdicts=verdicts,
     )
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    return report(study(ctx))
 
 
 def _lockin_line(rows, horizons, gammas) -> str:
@@ -235,11 +343,14 @@ def paired_numbers(study, horizons, gammas, diagnostics=None) -> dict:
             "diagnostic_means": diag_means, "table": table}
 
 
-def approach_verdict(approach: dict, gamma: float, arms: int = 2, name: str = NAME):
+def approach_verdict(approach: dict, gamma: float, arms: int = 2, name: str = NAME, *,
+                     t_gamma: float | None = None):
     """Dynamic at the largest gamma approaches non-private epsilon-greedy: at every T the
-    paired difference of their regrets is within 2 SE."""
+    paired difference of their regrets is within 2 SE. ``t_gamma``: the visitor from which the
+    cap binds (eq. 17; computed from ``gamma`` and ``arms`` where not given)."""
     far = {h: d for h, d in approach.items() if abs(d[0]) > sim.SE_RULE * d[1]}
-    t_gamma = float(bandits.budget_exhaustion_time(gamma, arms))
+    if t_gamma is None:
+        t_gamma = float(bandits.budget_exhaustion_time(gamma, arms))
     binds = (f"; the cap binds from t_gamma = {t_gamma:.3g} on, "
              + ("after every horizon, so the two runs coincide"
                 if t_gamma >= max(approach) else "inside the longer horizons"))
@@ -346,10 +457,12 @@ def advantage_verdict(advantage: dict, gamma: float, arms: int, name: str = NAME
         f"(paired, +- 2 SE): {values}", reason=reason)
 
 
-def verdicts_from(numbers, horizons, gammas, bound_rows, rows, arms):
-    """Sec. 4.1 of the paper (MBA website test) and its bounds (eqs. 15, 18)."""
+def verdicts_from(numbers, horizons, gammas, bound_rows, rows, arms, *,
+                  t_gamma: float | None = None):
+    """Sec. 4.1 of the paper (MBA website test) and its bounds (eqs. 15, 18); ``t_gamma`` as
+    in :func:`approach_verdict`."""
     top = gammas[-1]
-    out = [approach_verdict(numbers["approach"], top, arms),
+    out = [approach_verdict(numbers["approach"], top, arms, t_gamma=t_gamma),
            peak_verdict(numbers["peaks"], gammas, numbers["diagnostic_means"])]
     if len(horizons) >= 2:
         out.append(advantage_verdict(numbers["advantage"], top, arms))
@@ -488,3 +601,20 @@ EXPERIMENT = Experiment(
     order=60,
     cost=46,
 )
+
+
+__all__ = [
+    "EXPERIMENT",
+    "NAME",
+    "MbaStudy",
+    "PolicyRuns",
+    "advantage_verdict",
+    "approach_verdict",
+    "paired_numbers",
+    "peak_verdict",
+    "report",
+    "run",
+    "runs_at",
+    "study",
+    "verdicts_from",
+]

@@ -22,6 +22,10 @@ Figure: left, the paper's format (median realised clicks minus random play, inte
 range over runs; symmetric-log axis so that the spread near zero stays visible; random play
 itself is the axis' zero, its band the interquartile range of its own realised clicks); right, the
 bound-optimal allocation's paired gain over the equal split in expected clicks (mean, 2 SE).
+
+Study, then report: :func:`study` allocates and simulates and returns a :class:`PortfolioStudy`;
+:func:`report` makes the tables, verdicts, figure and summary from it alone, without random
+numbers or JAX.
 """
 
 from __future__ import annotations
@@ -76,11 +80,28 @@ class Outcomes(NamedTuple):
 
 
 class PortfolioStudy(NamedTuple):
-    """What the study measured; the report functions (figure, verdicts, summary) read only this.
+    """What the study measured and the validated configuration; :func:`report` reads only this.
 
-    ``rows``: one per (Gamma, allocation) plus random play; ``paired``: Gamma -> (mean, SE) of
-    the bound-optimal minus equal-split expected clicks, paired per run; ``experiments``: the
-    allocation of each experiment."""
+    Attributes:
+      rows: one per (Gamma, allocation) plus random play (``Gamma`` 0), in table order: gains
+        over random play (mean and SE of the expected gain; median and quartiles of the
+        realised and of the expected gain, over runs), the budget spent, the largest realised
+        firm spend, the summed regret bound, how many experiments run the dynamic strategy and
+        how many get a budget.
+      paired: Gamma -> (mean, SE) of the bound-optimal minus equal-split expected clicks,
+        paired per run.
+      experiments: one per experiment: its id, K, T, its bound-optimal gamma per Gamma
+        (``gamma_Gamma<G>``) and its gamma* (``gamma_star``).
+      budgets: the firm budgets Gamma, as configured.
+      free_spent: what the unconstrained gamma* allocation spends (sum of gamma*).
+      num_experiments: the number of experiments E.
+      num_blocks: blocks of the block-updated policy per run.
+      real: whether the data is the real ASOS file (False: the synthetic stand-in).
+      data_text: the data in words.
+      seeds: simulations of each allocation.
+      block_growth: block size growth rate of the block-updated policy.
+      init_visits: uniform-play visits that start both strategies (None: K).
+    """
 
     rows: list[dict]
     paired: dict[float, tuple[float, float]]
@@ -91,6 +112,14 @@ class PortfolioStudy(NamedTuple):
     num_blocks: int
     real: bool
     data_text: str
+    seeds: int
+    block_growth: float
+    init_visits: int | None
+
+    @property
+    def data_label(self) -> str:
+        """What the verdicts were judged on: ``real`` or ``synthetic stand-in``."""
+        return "real" if self.real else "synthetic stand-in"
 
 
 def _allocations(K, T, budgets):
@@ -254,25 +283,25 @@ def study(ctx: RunContext) -> PortfolioStudy:
                     "gamma_star": float(free.gamma[e])} for e in range(E)]
     paired = _paired(out, configs, budgets, random_play[1])
     return PortfolioStudy(rows, paired, experiments, budgets, float(free.spent), E,
-                          out.num_blocks, real, data_text)
+                          out.num_blocks, real, data_text, int(ctx.num_seeds),
+                          float(ctx.config["block_growth"]),
+                          sim.parse_init_visits(ctx.config["init_visits"]))
 
 
-def run(ctx: RunContext) -> ExperimentResult:
-    cfg = ctx.config
-    res = study(ctx)
-    growth = float(cfg["block_growth"])
-    init_visits = sim.parse_init_visits(cfg["init_visits"])
+def report(res: PortfolioStudy) -> ExperimentResult:
+    """Tables, verdicts, figure and summary of a study (pure: reads only ``res``)."""
+    growth, init_visits, seeds = res.block_growth, res.init_visits, res.seeds
     E, budgets = res.num_experiments, res.budgets
     paired_rows = [{"Gamma": g, "comparison": "bound-optimal - equal split (expected clicks)",
                     "mean_difference": res.paired[g][0], "paired_se": res.paired[g][1],
-                    "runs": ctx.num_seeds} for g in budgets]
+                    "runs": seeds} for g in budgets]
     data_caption = (f"REAL ASOS Digital Experiments Dataset ({E} experiments)" if res.real else
                     f"SYNTHETIC stand-in for the ASOS dataset (file absent; {E} experiments with "
                     "the published shape)")
-    fig = _figure(res.rows, res.paired, budgets, data_caption, ctx.num_seeds)
+    fig = _figure(res.rows, res.paired, budgets, data_caption, seeds)
     verdicts = with_data(_verdicts(res.rows, budgets, res.paired, res.free_spent, res.real),
-                         "real" if res.real else "synthetic stand-in")
-    summary = (f"Firm budget allocation over {E} experiments, {ctx.num_seeds} simulations of each "
+                         res.data_label)
+    summary = (f"Firm budget allocation over {E} experiments, {seeds} simulations of each "
                f"allocation (block policy, growth {growth:g}), Gamma in {list(budgets)}; the "
                f"unconstrained gamma* allocation spends {res.free_spent:.1f}. Data: "
                f"{res.data_text}; {sim.init_text(init_visits)}.\n" + summary_lines(verdicts))
@@ -283,6 +312,10 @@ def run(ctx: RunContext) -> ExperimentResult:
                             extra={"block_growth": growth, "num_blocks": res.num_blocks,
                                    "real_data": res.real},
                             verdicts=verdicts)
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    return report(study(ctx))
 
 
 def _verdicts(rows, budgets, paired, free_spent, real):
@@ -413,3 +446,14 @@ EXPERIMENT = Experiment(
     order=62,
     cost=37,
 )
+
+
+__all__ = [
+    "ALLOCATIONS",
+    "EXPERIMENT",
+    "Outcomes",
+    "PortfolioStudy",
+    "report",
+    "run",
+    "study",
+]

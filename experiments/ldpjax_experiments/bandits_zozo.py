@@ -21,11 +21,17 @@ Tables: ``zozo`` per (K, T, policy, gamma) with the fraction of runs locked in (
 arm not a best arm); ``zozo_bounds`` the regret bounds of the constant and dynamic rows only
 (no row where a bound does not apply); ``zozo_ctr`` the arms' CTRs. An empty cell means "not
 applicable", NaN a failed computation.
+
+Study, then report: :func:`study` runs the simulations and returns a :class:`ZozoStudy` (per-run
+arrays of every policy, the regret bounds, the arms' CTRs, the data label and the validated
+configuration); :func:`report` makes the tables, verdicts, figure and summary from it alone,
+without random numbers or JAX.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -64,7 +70,75 @@ def _load(ctx: RunContext):
 NAME = "bandits-zozo"
 
 
-def run(ctx: RunContext) -> ExperimentResult:
+class PolicyRuns(NamedTuple):
+    """One policy's runs at one (K, T); every array is over the runs (the policies of one
+    horizon's grid are paired run by run: common random numbers).
+
+    Attributes:
+      K: the number of top items played (arms).
+      T: the horizon (visitors).
+      policy: ``constant``, ``dynamic`` (capped), ``nonprivate``, ``random``, ``oracle`` or
+        ``gittins``.
+      gamma: the experiment budget (``inf`` for the no-budget benchmarks, 0 for random play).
+      regret: (runs,) expected regret of each run.
+      clicks: (runs,) realised clicks of each run.
+      spend: (runs,) realised experiment budget max_t xi_t of each run.
+      locked: (runs,) 1.0 where the run ends locked in (final greedy arm not a best arm).
+      simulation: how it was simulated (``per-visitor``, ``blocks (growth g)``, ``exact
+        binomial``).
+      bound: the regret bound at (gamma, K, T) with the appendix constants (eq. 15 for
+        ``constant``, eq. 18 for ``dynamic``); NaN for the other policies.
+    """
+
+    K: int
+    T: int
+    policy: str
+    gamma: float
+    regret: np.ndarray
+    clicks: np.ndarray
+    spend: np.ndarray
+    locked: np.ndarray
+    simulation: str
+    bound: float = math.nan
+
+
+class ZozoStudy(NamedTuple):
+    """What the study measured and the validated configuration the report reads.
+
+    Attributes:
+      cells: every policy's runs, in table order: per horizon the epsilon-greedy grid (per K:
+        constant and dynamic at every gamma, non-private, random), then per K perfect
+        information and, where run, the Gittins index.
+      ctr: K -> the CTRs of the K arms (top items by smoothed CTR, descending).
+      arm_counts: the numbers of top items K, as configured.
+      horizons: the horizons T, in run order.
+      gammas: the experiment budgets, ascending (the largest is the one the verdicts judge).
+      init_visits: uniform-play visits that start both strategies (None: K).
+      seeds: runs per policy.
+      data_label: what the verdicts were judged on: ``real extract`` (the Open Bandit Dataset's
+        public sample) or ``synthetic stand-in`` (file absent).
+      data_text: the data in words (source and how the CTRs were made).
+    """
+
+    cells: tuple[PolicyRuns, ...]
+    ctr: dict[int, tuple[float, ...]]
+    arm_counts: tuple[int, ...]
+    horizons: tuple[int, ...]
+    gammas: tuple[float, ...]
+    init_visits: int | None
+    seeds: int
+    data_label: str
+    data_text: str
+
+    @property
+    def real(self) -> bool:
+        """Whether the CTRs come from the real Open Bandit Dataset sample."""
+        return self.data_label == "real extract"
+
+
+def study(ctx: RunContext) -> ZozoStudy:
+    """Simulate every policy for every K and horizon (the policies of one horizon paired run by
+    run; all arm counts in one compiled grid, CTR rows padded to the largest K)."""
     cfg = ctx.config
     items, data_text, real = _load(ctx)
     ctx.log(data_text)
@@ -82,8 +156,7 @@ def run(ctx: RunContext) -> ExperimentResult:
         params_all.append(params)
         labels_all += [(k, lab) for lab in labels]
     stacked = jax.tree_util.tree_map(lambda *x: np.concatenate(x), *params_all)
-    rows: list[dict] = []
-    study: dict[tuple[int, int], dict[tuple[str, float], np.ndarray]] = {}
+    cells: list[PolicyRuns] = []
     for horizon in (int(t) for t in cfg["horizons"]):
         exact = horizon <= int(cfg["exact_max_horizon"])
         how = "per-visitor" if exact else f"blocks (growth {cfg['block_growth']})"
@@ -109,61 +182,82 @@ def run(ctx: RunContext) -> ExperimentResult:
                             "per-visitor" if res.labels[0].policy == "gittins"
                             else "exact binomial"))
         for k, lab, regret, clicks, spend, locked, kind in entries:
-            study.setdefault((k, horizon), {})[(lab.policy, lab.gamma)] = regret
-            row = {"K": k, "T": horizon, "policy": lab.policy, "gamma": lab.gamma,
-                   "regret_mean": float(regret.mean()), "regret_sd": float(regret.std()),
-                   "regret_se": float(regret.std(ddof=1) / math.sqrt(regret.size))
-                   if regret.size > 1 else 0.0,
-                   "clicks_mean": float(clicks.mean()), "clicks_sd": float(clicks.std()),
-                   "locked_in": float(np.mean(locked)),
-                   "spend_max": float(spend.max()), "simulation": kind}
-            if lab.policy in ("constant", "dynamic") and not np.all(spend <= np.float32(lab.gamma)):
-                raise RuntimeError(f"a run spent more than gamma={lab.gamma}")
-            rows.append(row)
+            bound = math.nan
+            if lab.policy in ("constant", "dynamic"):
+                if not np.all(spend <= np.float32(lab.gamma)):
+                    raise RuntimeError(f"a run spent more than gamma={lab.gamma}")
+                fn = (bandits.regret_bound_constant if lab.policy == "constant"
+                      else bandits.regret_bound_dynamic)
+                bound = float(fn(lab.gamma, k, horizon))
+            cells.append(PolicyRuns(k, horizon, lab.policy, lab.gamma, regret, clicks, spend,
+                                    locked, kind, bound))
+    return ZozoStudy(
+        cells=tuple(cells),
+        ctr={k: tuple(float(envs[k].ctr[0, i]) for i in range(k)) for k in arm_counts},
+        arm_counts=arm_counts, horizons=tuple(int(t) for t in cfg["horizons"]), gammas=gammas,
+        init_visits=init_visits, seeds=int(ctx.num_seeds),
+        # the OBD file is the dataset's public sample (10,000 rows per policy and campaign)
+        data_label="real extract" if real else "synthetic stand-in", data_text=data_text)
+
+
+def report(s: ZozoStudy) -> ExperimentResult:
+    """Tables, verdicts, figure and summary of a study (pure: reads only ``s``)."""
+    arm_counts, gammas, horizons, real = s.arm_counts, s.gammas, s.horizons, s.real
+    rows: list[dict] = []
+    regrets: dict[tuple[int, int], dict[tuple[str, float], np.ndarray]] = {}
+    for c in s.cells:
+        regret, clicks = c.regret, c.clicks
+        regrets.setdefault((c.K, c.T), {})[(c.policy, c.gamma)] = regret
+        rows.append({"K": c.K, "T": c.T, "policy": c.policy, "gamma": c.gamma,
+                     "regret_mean": float(regret.mean()), "regret_sd": float(regret.std()),
+                     "regret_se": float(regret.std(ddof=1) / math.sqrt(regret.size))
+                     if regret.size > 1 else 0.0,
+                     "clicks_mean": float(clicks.mean()), "clicks_sd": float(clicks.std()),
+                     "locked_in": float(np.mean(c.locked)),
+                     "spend_max": float(c.spend.max()), "simulation": c.simulation})
     # expected clicks gained over random play = regret(random) - regret(policy): the shows'
     # expected clicks, free of the Bernoulli noise of the realised clicks; paired per run (the
     # policies of one grid share their random numbers run by run; the oracle's regret is 0)
     for row in rows:
-        cell = study[(row["K"], row["T"])]
+        cell = regrets[(row["K"], row["T"])]
         mean, se = sim.paired(cell[("random", 0.0)], cell[(row["policy"], row["gamma"])])
         row["expected_gain_over_random"], row["expected_gain_se"] = mean, se
     bound_rows = []
-    for row in rows:
+    for c, row in zip(s.cells, rows, strict=True):
         if row["policy"] in ("constant", "dynamic"):
-            fn = (bandits.regret_bound_constant if row["policy"] == "constant"
-                  else bandits.regret_bound_dynamic)
-            bound = float(fn(row["gamma"], row["K"], row["T"]))
             bound_rows.append({"K": row["K"], "T": row["T"], "policy": row["policy"],
                                "gamma": row["gamma"], "regret_mean": row["regret_mean"],
-                               "bound": bound, "regret_over_bound": row["regret_mean"] / bound})
-    ctr_rows = [{"K": k, "arm": i, "ctr": float(envs[k].ctr[0, i])}
-                for k in arm_counts for i in range(k)]
-    horizons = tuple(int(t) for t in cfg["horizons"])
+                               "bound": c.bound, "regret_over_bound": row["regret_mean"] / c.bound})
+    ctr_rows = [{"K": k, "arm": i, "ctr": s.ctr[k][i]} for k in arm_counts for i in range(k)]
     data_caption = ("REAL Open Bandit Dataset sample (ZOZOTOWN), smoothed item CTRs" if real
                     else "SYNTHETIC stand-in for the Open Bandit Dataset (file absent): item CTRs "
                     "log-uniform on [0.0012, 0.0078]")
-    fig = _figure(rows, arm_counts, horizons, data_caption, ctx.num_seeds, real)
-    numbers = paired_numbers(study, arm_counts, horizons, gammas)
-    # the OBD file is the dataset's public sample (10,000 rows per policy and campaign)
+    fig = _figure(rows, arm_counts, horizons, data_caption, s.seeds, real)
+    numbers = paired_numbers(regrets, arm_counts, horizons, gammas)
     verdicts = with_data(verdicts_from(numbers, rows, arm_counts, horizons, gammas, real),
-                         "real extract" if real else "synthetic stand-in")
+                         s.data_label)
     top = gammas[-1]
     lock = "; ".join(
         f"K={k}: " + ", ".join(
             f"{p} {100 * next(r['locked_in'] for r in rows if r['K'] == k and r['T'] == h and r['policy'] == p and r['gamma'] == top):.0f}%"  # noqa: E501
             for p in ("constant", "dynamic"))
         for k in arm_counts for h in horizons[-1:])
-    summary = (f"ZOZOTOWN top-K items ({sim.PAPER_TITLE}, Sec. 4.2), {ctx.num_seeds} runs per "
+    summary = (f"ZOZOTOWN top-K items ({sim.PAPER_TITLE}, Sec. 4.2), {s.seeds} runs per "
                f"policy, K in {list(arm_counts)}, T in {list(horizons)}; "
-               f"{sim.init_text(init_visits)}. Data: {data_text}\n"
+               f"{sim.init_text(s.init_visits)}. Data: {s.data_text}\n"
                f"Lock-in at gamma={top:g}, T={horizons[-1]:,} (runs whose final greedy arm is not "
                f"a best arm): {lock}.\n" + summary_lines(verdicts))
     return ExperimentResult(tables={"zozo": rows, "zozo_bounds": bound_rows,
                                     "zozo_paired": numbers["table"], "zozo_ctr": ctr_rows},
-                            figures={"zozo_clicks": fig}, summary=summary, data=data_text,
+                            figures={"zozo_clicks": fig}, summary=summary, data=s.data_text,
                             verdicts=verdicts,
                             extra={"real_data": real,
-                                   "init_visits": "K" if init_visits is None else init_visits})
+                                   "init_visits": "K" if s.init_visits is None
+                                   else s.init_visits})
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    return report(study(ctx))
 
 
 def paired_numbers(study, arm_counts, horizons, gammas) -> dict:
@@ -366,3 +460,18 @@ EXPERIMENT = Experiment(
     order=61,
     cost=26,
 )
+
+
+__all__ = [
+    "EXPERIMENT",
+    "NAME",
+    "PolicyRuns",
+    "ZozoStudy",
+    "drop_shrinks_verdict",
+    "paired_numbers",
+    "peak_at_small_k_verdict",
+    "report",
+    "run",
+    "study",
+    "verdicts_from",
+]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,10 +31,50 @@ from ldpjax_experiments.plotting import (
 from ldpjax_experiments.verdicts import judge, summary_lines
 
 
-def run(ctx: RunContext) -> ExperimentResult:
+class DemoStudy(NamedTuple):
+    """What the demo measured: everything :func:`report` reads (no run context).
+
+    Fields:
+      mus: the privacy levels mu, validated (each in (0, inf]; inf releases the exact count).
+      horizon: the number of steps T (one user's bit per step).
+      rate: the probability that a user's bit is 1 (validated, in [0, 1]).
+      checkpoints: the steps t at which the error was recorded (ascending, each in [1, T]).
+      num_seeds: the number of runs n per mu (the runs of every mu share their keys).
+      rmse: (len(mus), len(checkpoints)) simulated RMSE of the released count at step t over
+        the n runs, sqrt(mean_seeds error^2) (in counts).
+      chunks_computed: chunks the engine computed for this run (the rest were loaded).
+      chunks_loaded: chunks loaded from an earlier run's checkpoints.
+      data_label: what the verdicts were judged on (``"synthetic"``: the demo's own bits).
+      data: the data in words (``ExperimentResult.data``).
+    """
+
+    mus: tuple[float, ...]
+    horizon: int
+    rate: float
+    checkpoints: tuple[int, ...]
+    num_seeds: int
+    rmse: np.ndarray
+    chunks_computed: int
+    chunks_loaded: int
+    data_label: str = "synthetic"
+    data: str = "synthetic Bernoulli bits (no data files)"
+
+
+def checkpoints_of(horizon: int) -> tuple[int, ...]:
+    """The recorded steps: T/100, T/10, T/4, T/2 and T (integer division, at least 1, unique).
+
+    Example:
+      >>> checkpoints_of(1000)
+      (10, 100, 250, 500, 1000)
+    """
+    return tuple(sorted({max(1, int(horizon) // d) for d in (100, 10, 4, 2, 1)}))
+
+
+def study(ctx: RunContext) -> DemoStudy:
+    """Run the counter for every mu in one jitted sweep and measure the RMSE per checkpoint."""
     mus = tuple(ctx.config["mu"])
     horizon = int(ctx.config["horizon"])
-    checkpoints = sorted({max(1, horizon // d) for d in (100, 10, 4, 2, 1)})
+    checkpoints = checkpoints_of(horizon)
     counter_params(np.asarray(mus), ctx.config["rate"])  # validates every mu and the rate
     params = product_grid(counter_params(1.0, ctx.config["rate"]), mu=list(mus))
     result = ctx.simulate(
@@ -41,16 +82,31 @@ def run(ctx: RunContext) -> ExperimentResult:
         params,
         horizon,
         grid_ndim=1,
-        record=record.at_steps(checkpoints, select=lambda out: out.error),
+        record=record.at_steps(list(checkpoints), select=lambda out: out.error),
         label="counter",
         keep_state=False,
     )
     errors = result.record  # (mu, seed, checkpoint)
-    n = ctx.num_seeds
+    rmse = np.array([[float(np.sqrt(np.mean(errors[i, :, j] ** 2)))
+                      for j in range(len(checkpoints))] for i in range(len(mus))], np.float64)
+    return DemoStudy(mus, horizon, float(ctx.config["rate"]), checkpoints, int(ctx.num_seeds),
+                     rmse, int(result.info["chunks_computed"]), int(result.info["chunks_loaded"]))
+
+
+def rows_of(s: DemoStudy) -> list[dict]:
+    """The ``rmse`` table: per (mu, t) the simulated RMSE, sqrt(t)/mu, their ratio and the
+    pointwise 95% interval of the ratio, sqrt(1 -+ 1.96 sqrt(2/n)) (CLT on the chi-square MSE).
+
+    Example:
+      >>> s = DemoStudy((2.0,), 4, 0.5, (4,), 200, np.array([[1.1]]), 1, 0)
+      >>> round(rows_of(s)[0]["ratio"], 6)  # 1.1 / (sqrt(4) / 2)
+      1.1
+    """
+    n = s.num_seeds
     rows = []
-    for i, mu in enumerate(mus):
-        for j, t in enumerate(checkpoints):
-            rmse = float(np.sqrt(np.mean(errors[i, :, j] ** 2)))
+    for i, mu in enumerate(s.mus):
+        for j, t in enumerate(s.checkpoints):
+            rmse = float(s.rmse[i, j])
             theory = math.sqrt(t) / mu
             # RMSE^2 * n / sigma^2 ~ chi2_n: +-1.96 sqrt(2/n) relative on the MSE (CLT).
             half = 1.96 * math.sqrt(2.0 / n)
@@ -66,21 +122,39 @@ def run(ctx: RunContext) -> ExperimentResult:
                     "ratio_hi95": math.sqrt(1 + half),
                 }
             )
-    verdicts = _verdicts(rows, mus, checkpoints, n)
-    fig = _figure(rows, mus, checkpoints, n, ctx.config["rate"])
+    return rows
+
+
+def report(s: DemoStudy) -> ExperimentResult:
+    """The table, verdicts, figure and summary of a study (pure: no keys, no JAX, no files).
+
+    Example:
+      >>> s = DemoStudy((2.0,), 4, 0.5, (1, 4), 200, np.array([[0.5, 1.0]]), 1, 0)
+      >>> [v.status for v in report(s).verdicts]
+      ['reproduced']
+    """
+    rows = rows_of(s)
+    n = s.num_seeds
+    verdicts = _verdicts(rows, s.mus, s.checkpoints, n, s.data_label)
+    fig = _figure(rows, s.mus, s.checkpoints, n, s.rate)
     summary = (
-        f"Private counting with the Gaussian mechanism over T={horizon} steps, "
-        f"mu in {list(mus)}, {n} seeds per mu, one jitted sweep "
-        f"({result.info['chunks_computed']} chunk(s) computed, {result.info['chunks_loaded']} "
+        f"Private counting with the Gaussian mechanism over T={s.horizon} steps, "
+        f"mu in {list(s.mus)}, {n} seeds per mu, one jitted sweep "
+        f"({s.chunks_computed} chunk(s) computed, {s.chunks_loaded} "
         f"loaded).\n" + summary_lines(verdicts)
     )
     return ExperimentResult(
         tables={"rmse": rows},
         figures={"rmse": fig},
         summary=summary,
-        data="synthetic Bernoulli bits (no data files)",
+        data=s.data,
         verdicts=tuple(verdicts),
     )
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    """``report(study(ctx))``."""
+    return report(study(ctx))
 
 
 def _band(n: int, cells: int) -> float:
@@ -93,7 +167,7 @@ def _band(n: int, cells: int) -> float:
     return z * math.sqrt(1.0 / (2.0 * n))
 
 
-def _verdicts(rows, mus, checkpoints, n):
+def _verdicts(rows, mus, checkpoints, n, data="synthetic"):
     """The demo's checks: one over every finite (mu, t) cell (the worst cell's ratio), one for
     mu = inf. One check per mu would repeat one number: the runs of every mu share their keys,
     so the noise is the same standard normal draw scaled by 1/mu and RMSE/(sqrt(t)/mu) is
@@ -107,7 +181,7 @@ def _verdicts(rows, mus, checkpoints, n):
         out.append(judge(
             "demo", f"RMSE = sqrt(t)/mu at every checkpoint and mu in "
             f"{[m for m in mus if math.isfinite(m)]}", worst["ratio"], 1.0, tol,
-            reference="closed form", kind="demo", data="synthetic",
+            reference="closed form", kind="demo", data=data,
             measure=f"simulated RMSE / (sqrt(t)/mu) in the worst (mu, t) cell (mu = "
             f"{worst['mu']:g}, t = {worst['t']}), unitless",
             tolerance_note=f"simultaneous 95% band: z sqrt(1/(2n)), n = {n} seeds, Bonferroni "
@@ -116,7 +190,7 @@ def _verdicts(rows, mus, checkpoints, n):
     if exact:
         out.append(judge(
             "demo", "mu = inf releases the exact count", max(r["rmse"] for r in exact), 0.0,
-            0.0, reference="closed form", kind="demo", data="synthetic",
+            0.0, reference="closed form", kind="demo", data=data,
             measure="largest RMSE of the released count at mu = inf over t (counts)",
             tolerance_note="no noise: exact"))
     return out
@@ -180,3 +254,5 @@ EXPERIMENT = Experiment(
     order=0,
     cost=2,
 )
+
+__all__ = ["EXPERIMENT", "DemoStudy", "checkpoints_of", "report", "rows_of", "run", "study"]

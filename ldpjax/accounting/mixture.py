@@ -22,9 +22,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import log_ndtr, ndtr, ndtri
+from jax.scipy.special import ndtr, ndtri
 
 from ldpjax import _validation as v
+from ldpjax._special import log_ndtr
 from ldpjax.accounting.gdp import _float, _log_delta, round_up_tiny
 from ldpjax.roots import bracketed_root
 from ldpjax.types import Array, ArrayLike

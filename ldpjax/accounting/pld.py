@@ -204,6 +204,13 @@ def logaddexp(a: Array, b: Array) -> Array:
     return jnp.where(finite, out, top)
 
 
+def cumlogsumexp(x: Array, axis: int = -1, reverse: bool = False) -> Array:
+    """log of the cumulative sums of e^x along ``axis`` (``reverse``: from the end), as a
+    tree of :func:`logaddexp` (``jax.lax.associative_scan``): no NaN gradient at -inf, and on
+    CPU an O(n log n) program where ``jax.lax.cumlogsumexp`` lowers to an O(n^2) window."""
+    return jax.lax.associative_scan(logaddexp, x, axis=axis % x.ndim, reverse=reverse)
+
+
 def safe_log(x: Array) -> Array:
     """log x for x >= 0 (-inf at 0), with a zero (not NaN) gradient at 0."""
     positive = x > 0
@@ -338,7 +345,7 @@ def tail_logsumexp(x: Array) -> Array:
     within = jax.lax.cumsum(jnp.exp(xb - top), axis=xb.ndim - 1, reverse=True)
     log_within = safe_log(within) + top
     totals = log_within[..., 0]  # each block's own sum
-    after = jax.lax.cumlogsumexp(totals, axis=totals.ndim - 1, reverse=True)
+    after = cumlogsumexp(totals, axis=-1, reverse=True)
     after = jnp.concatenate([after[..., 1:], jnp.full_like(after[..., :1], -jnp.inf)], -1)
     out = logaddexp(log_within, after[..., None])
     return out.reshape(*x.shape[:-1], -1)[..., :n]

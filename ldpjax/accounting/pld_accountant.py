@@ -47,6 +47,7 @@ from ldpjax.accounting.gdp import log_probability
 from ldpjax.accounting.pld import (
     DELTA_SLACK,
     PldGrid,
+    cumlogsumexp,
     epsilon_at,
     grid_losses,
     log_delta_at,
@@ -329,7 +330,7 @@ def _probe(event: Any, dtype) -> tuple[Array, Array]:
         for lm, _, c in items:
             k = jnp.stack([cumulant(lm, x, float(t)) for t in _THETAS], -1)
             total = total + jnp.asarray(1 if c is None else c, dtype)[..., None] * k
-            cum = jax.lax.cumlogsumexp(lm, axis=lm.ndim - 1)
+            cum = cumlogsumexp(lm, axis=-1)
             lows.append(jnp.min(x[jnp.argmax(cum > math.log(1e-15), axis=-1)]))
         cgfs.append(jnp.max(jnp.broadcast_to(total, jnp.shape(total)).reshape(-1, len(_THETAS)),
                             axis=0))

@@ -56,11 +56,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import log_ndtr
 
 from ldpjax import _validation as v
+from ldpjax._special import log_ndtr
 from ldpjax.accounting import events as E
 from ldpjax.accounting import gdp as _gdp
+from ldpjax.accounting import pld_gaussian_cells as _cells
 from ldpjax.accounting import protocol as p
 from ldpjax.accounting import zcdp as _zcdp
 from ldpjax.accounting.pld import (
@@ -84,12 +85,6 @@ from ldpjax.types import Array, ArrayLike
 DG_WINDOW = 8192
 #: delta0 of the (eps0, delta0) pair that bounds a vector discrete Gaussian.
 DG_VECTOR_DELTA = 1e-12
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(6)
-_NODES, _NODE_WEIGHTS = 0.5 * (_GL_X + 1.0), 0.5 * _GL_W  # on [0, 1]
-# float32: 3 nodes (their error on a narrow cell, h <= mu / 20, is below 1e-9 of its mass)
-_GL3_X, _GL3_W = np.polynomial.legendre.leggauss(3)
-_QUAD = {4: (0.5 * (_GL3_X + 1.0), 0.5 * _GL3_W), 8: (_NODES, _NODE_WEIGHTS)}
 
 
 def _dtype(*xs: ArrayLike):
@@ -107,58 +102,6 @@ def _built(parts, *args: Array, grid: PldGrid, pessimistic: bool):
     return _pld(_JITTED[parts](*args, grid, pessimistic), grid, pessimistic)
 
 
-def _log_ndtr_diff(a: Array, b: Array) -> Array:
-    """log(Phi(b) - Phi(a)) for a <= b, through the tail that keeps its digits."""
-    upper = a > 0
-    lo_a, lo_b = log_ndtr(jnp.where(upper, -b, a)), log_ndtr(jnp.where(upper, -a, b))
-    return lo_b + log1mexp(jnp.minimum(lo_a - lo_b, 0.0))
-
-
-# --------------------------------------------------------------------------- Gaussian
-def _gaussian_exact_cells(mu: Array, left_x: Array, h: float, pessimistic: bool
-                          ) -> tuple[Array, Array]:
-    """Connect-the-dots shares (left, right) of mu-GDP's mass in the cells
-    [left_x, left_x + h] (cells on the last axis) from normal CDFs: P and Q masses of each
-    cell, the shares solving left + right = P, left + right e^-h = e^left_x Q."""
-    m = (0.5 * mu * mu)[..., None]
-    s = mu[..., None]
-    right_x = left_x + h
-    log_p = _log_ndtr_diff((left_x - m) / s, (right_x - m) / s)
-    if not pessimistic:
-        return log_p, jnp.full_like(log_p, -jnp.inf)
-    log_q = _log_ndtr_diff((left_x + m) / s, (right_x + m) / s)
-    norm = math.log(-math.expm1(-h))
-    shifted = left_x + log_q
-    right = log_p + log1mexp(jnp.minimum(shifted - log_p, 0.0)) - norm
-    left = shifted + log1mexp(jnp.minimum(log_p - h - shifted, 0.0)) - norm
-    return left, right
-
-
-def _gaussian_quad_cells(mu: Array, left_x: Array, h: float, pessimistic: bool
-                         ) -> tuple[Array, Array]:
-    """The same shares by Gauss-Legendre quadrature of the density times the shares (6 nodes
-    in float64, 3 in float32; accurate where the cells are narrow, h <= mu / 20: no
-    cancellation, float32 keeps its digits), as sums of e^(log f(node) - log f(mid)) =
-    e^(-u z_mid / s - u^2 / (2 s^2)), u = node - mid."""
-    m = (0.5 * mu * mu)[..., None]
-    s = mu[..., None]
-    nodes, weights = _QUAD[jnp.dtype(mu.dtype).itemsize]
-    t_nodes = h * nodes
-    if pessimistic:
-        left_w = weights * (np.exp(-t_nodes) - math.exp(-h)) / -math.expm1(-h)
-        right_w = weights * -np.expm1(-t_nodes) / -math.expm1(-h)
-    else:
-        left_w, right_w = weights, np.zeros_like(weights)
-    z_mid = (left_x + 0.5 * h - m) / s
-    sum_left = sum_right = 0.0
-    for u, wl, wr in zip(t_nodes - 0.5 * h, left_w, right_w, strict=True):
-        e = jnp.exp(-float(u) * z_mid / s - float(u * u) / (2.0 * s * s))
-        sum_left = sum_left + float(wl) * e
-        sum_right = sum_right + float(wr) * e
-    log_mid = -0.5 * z_mid * z_mid - jnp.log(s) - _LOG_SQRT_2PI + math.log(h)
-    left = log_mid + safe_log(sum_left)
-    right = log_mid + safe_log(sum_right) if pessimistic else jnp.full_like(left, -jnp.inf)
-    return left, right
 
 
 def _gaussian_parts(mu: Array, grid: PldGrid, pessimistic: bool) -> tuple[Array, Array, Array]:
@@ -167,22 +110,29 @@ def _gaussian_parts(mu: Array, grid: PldGrid, pessimistic: bool) -> tuple[Array,
     safe = jnp.where(finite & (mu > 0), mu, 1.0)
     x = grid_losses(grid, mu.dtype, pessimistic)
     h = grid.interval
-    # each cell's shares once (quadrature where every cell is narrow, h <= mu / 20; the
-    # normal CDFs where some are not; a cond, so only one is computed outside vmap), then point
-    # j takes the left share of the cell above it and the right share of the one below
+    # each cell's shares once, then point j takes the left share of the cell above it and the
+    # right share of the one below. Where every cell is narrow (h <= mu / 20) by quadrature;
+    # else (mu < 20 h: the masses sit within a few cells of the loss 0) from the normal CDFs
+    # on the cells within _cells.EXACT_HALF_WINDOW of the loss 0 and, beyond them (more than 6.4 sd
+    # from both means), rounded up and bounded by Mills' ratio (pessimistic) or dropped
+    # (optimistic). A cond, so that only the quadrature runs outside vmap where every cell is
+    # narrow; under vmap both branches run, and the second is cheap
     cells = x[:-1]
     narrow = h <= 0.05 * safe
+    zero = -grid.first
+    lo = max(0, zero - _cells.EXACT_HALF_WINDOW)
+    hi = min(cells.shape[0], zero + _cells.EXACT_HALF_WINDOW)
 
-    def quadrature():
-        return _gaussian_quad_cells(safe, cells, h, pessimistic)
+    quad = _cells.quadrature_cells(safe, cells, h, pessimistic)
 
     def mixed():
-        quad = _gaussian_quad_cells(safe, cells, h, pessimistic)
-        exact = _gaussian_exact_cells(safe, cells, h, pessimistic)
+        far = _cells.far_cells(safe, cells, h, pessimistic)
+        near = _cells.exact_cells(safe, x[lo:hi + 1], h, pessimistic)
+        wide = tuple(f.at[..., lo:hi].set(e) for f, e in zip(far, near, strict=True))
         pick = narrow[..., None]
-        return tuple(jnp.where(pick, q, e) for q, e in zip(quad, exact, strict=True))
+        return tuple(jnp.where(pick, q, w) for q, w in zip(quad, wide, strict=True))
 
-    left, right = jax.lax.cond(jnp.all(narrow), quadrature, mixed)
+    left, right = jax.lax.cond(jnp.all(narrow), lambda: quad, mixed)
     log_mass = cells_to_points(left, right)
     index = jnp.arange(grid.size)
     m = 0.5 * safe * safe
@@ -250,9 +200,9 @@ def _laplace_boundary(eps: Array, x_cell: Array, lo: Array, hi: Array, h: float,
     t0 = jnp.clip(lo - x_cell, 0.0, h)
     t1 = jnp.clip(hi - x_cell, 0.0, h)
     width = t1 - t0
-    nodes = t0[..., None] + width[..., None] * jnp.asarray(_NODES, eps.dtype)
+    nodes = t0[..., None] + width[..., None] * jnp.asarray(_cells.NODES, eps.dtype)
     log_f = 0.5 * (x_cell[..., None] + nodes - eps[..., None]) - math.log(4.0)
-    log_w = jnp.log(jnp.asarray(_NODE_WEIGHTS, eps.dtype))
+    log_w = jnp.log(jnp.asarray(_cells.NODE_WEIGHTS, eps.dtype))
     if pessimistic:
         left_s, right_s = _weights(nodes, h)
     else:
@@ -449,7 +399,7 @@ def _dg_parts(sigma: Array, shift: Array, grid: PldGrid, pessimistic: bool):
     log_z = logsumexp(log_w)[..., None]
     losses = (d * d - 2.0 * y * d) / (2.0 * s * s)
     log_p = log_w - log_z
-    log_tail = (jnp.log(s) + _LOG_SQRT_2PI + log_ndtr(-DG_WINDOW / s) - log_z)[..., 0]
+    log_tail = (jnp.log(s) + _cells.LOG_SQRT_2PI + log_ndtr(-DG_WINDOW / s) - log_z)[..., 0]
     # the tail beyond y = DG_WINDOW (lowest losses) joins the window's lowest-loss atom
     log_p = log_p.at[..., -1].set(logaddexp(log_p[..., -1], log_tail))
     high = jnp.where(shift > 0, jnp.inf, 0.0)  # the tail below -DG_WINDOW: highest losses
@@ -458,7 +408,7 @@ def _dg_parts(sigma: Array, shift: Array, grid: PldGrid, pessimistic: bool):
         log_p = jnp.concatenate([log_p, log_tail[..., None]], -1)
     log_mass, log_inf, log_void = discretise_atoms(grid, losses, log_p, pessimistic)
     if pessimistic:
-        q_tail = (jnp.log(s) + _LOG_SQRT_2PI + log_ndtr(-(DG_WINDOW - d) / s) - log_z)[..., 0]
+        q_tail = (jnp.log(s) + _cells.LOG_SQRT_2PI + log_ndtr(-(DG_WINDOW - d) / s) - log_z)[..., 0]
         log_void = logaddexp(log_void, q_tail)
     # sigma = 0: no noise (all mass at +inf for a shift > 0, at loss 0 for shift 0)
     x = grid_losses(grid, sigma.dtype, pessimistic)

@@ -55,6 +55,7 @@ from ldpjax.accounting.pld import (
     FFT_ERROR_CONSTANT,
     PldGrid,
     PrivacyLossDistribution,
+    cumlogsumexp,
     grid_losses,
     log1mexp,
     logaddexp,
@@ -266,13 +267,13 @@ def _block_tails(values: Array, tilt: Array, h: float) -> _Tails:
     decay = tilt[..., None] * step * b
     decay1 = (tilt[..., None] + 1.0) * step * b
     axis = s.ndim - 1
-    log_ts = jax.lax.cumlogsumexp(safe_log(s) - decay, axis=axis, reverse=True) + decay
-    log_th = jax.lax.cumlogsumexp(safe_log(hh) - decay1, axis=axis, reverse=True) + decay1
+    log_ts = cumlogsumexp(safe_log(s) - decay, axis=axis, reverse=True) + decay
+    log_th = cumlogsumexp(safe_log(hh) - decay1, axis=axis, reverse=True) + decay1
     none = jnp.full(s.shape[:-1] + (1,), -jnp.inf, s.dtype)
     ts_next = jnp.concatenate([log_ts[..., 1:], none], -1)
     log_q = logaddexp(safe_log(vv), -tilt[..., None] * step + math.log(-math.expm1(-step))
                           + ts_next)
-    log_d0 = jax.lax.cumlogsumexp(log_q - decay1, axis=axis, reverse=True) + decay1
+    log_d0 = cumlogsumexp(log_q - decay1, axis=axis, reverse=True) + decay1
     return _Tails(log_ts, log_th, log_d0, w)
 
 

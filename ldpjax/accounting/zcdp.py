@@ -36,9 +36,9 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import log_ndtr
 
 from ldpjax import _validation as v
+from ldpjax._special import log_ndtr
 from ldpjax.accounting.gdp import _float, log_probability, round_up_tiny
 from ldpjax.roots import bracketed_root
 from ldpjax.types import Array, ArrayLike

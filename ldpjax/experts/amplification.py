@@ -69,9 +69,9 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import log_ndtr
 
 from ldpjax import _validation as v
+from ldpjax._special import log_ndtr
 from ldpjax.accounting import amplification as _acc_amp
 from ldpjax.accounting import (
     gdp_delta,  # noqa: F401  (the examples use it)

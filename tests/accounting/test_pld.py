@@ -128,6 +128,32 @@ def test_single_release_is_exact_at_grid_points(x64, event, reference):
     assert np.all(np.asarray(P.pld_delta(pess, off)) >= reference(off) * (1 - 1e-12))
 
 
+@pytest.mark.parametrize("mu", [0.004, 0.03])
+def test_gaussian_on_wide_cells_is_exact_at_grid_points(x64, mu):
+    # mu < 20 h (h = 2^-8): the shares come from normal CDFs near the loss 0 and from Mills'
+    # ratio, rounded up, beyond 128 cells (32 sd at mu = 0.03): still the chord at grid points
+    pess = PE.event_pld(G(mu), GRID)
+    opt = PE.event_pld(G(mu), GRID, pessimistic=False)
+    on_grid = np.arange(0, 12) * 2.0**-8
+    with mp.workdps(60):  # scipy's difference of CDFs loses the far tail's digits
+        ref = np.array([float(mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2))
+                        for e in map(mp.mpf, on_grid)])
+    ours = np.asarray(P.pld_delta(pess, on_grid))
+    np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-14)
+    assert np.all(ours >= ref)
+    assert np.all(np.asarray(P.pld_delta(opt, on_grid)) <= ref * (1 + 1e-12))
+
+
+def test_gaussian_wide_and_narrow_cells_batch_as_alone():
+    # under vmap both ways of building the cells run and each batch entry takes its own
+    batch = jax.vmap(lambda m: PE.release_pld(G(m), GRID, True, jnp.float32).log_mass)(
+        jnp.asarray([0.03, 1.0], jnp.float32))
+    for i, mu in enumerate((0.03, 1.0)):
+        alone = PE.event_pld(G(jnp.float32(mu)), GRID).log_mass
+        np.testing.assert_allclose(np.asarray(batch[i]), np.asarray(alone), rtol=1e-6,
+                                   atol=1e-6)
+
+
 def test_single_release_float32_never_below():
     # (float32) : a computed atom is moved up by 4 eps of its loss before it is split, so an atom
     # exactly on a grid point (pure DP at eps0 = 2) leaves up to 4 eps / h of its mass one

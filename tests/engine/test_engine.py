@@ -28,7 +28,7 @@ from ldpjax.engine import (
     simulate,
 )
 from ldpjax_experiments.checkpointing import checkpointed
-from tests.conftest import early_start
+from tests.plugins.schedule import early_start
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "sweep_script.py"

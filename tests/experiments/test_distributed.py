@@ -26,7 +26,7 @@ import pytest
 
 from ldpjax.engine.executor import local_devices
 from ldpjax_experiments import cluster, launch
-from tests.conftest import early_start
+from tests.plugins.schedule import early_start
 
 SCHEDULE_FIRST = 1  # long: pytest-xdist starts it early (tests/conftest.py)
 

@@ -8,7 +8,9 @@ frequencies.
 
 * **ldpjax**: :func:`ldpjax.frequency.online_frequency` on its reports path (every user's
   report drawn by the mechanism, as the peer does), one compiled ``simulate`` sweep of seeds x
-  eps;
+  eps; ``frequency-grr-counts``, ``frequency-oue-counts`` and ``frequency-olh-counts`` run the
+  same sweep on its counts path (the support counts drawn from the histogram: a simulation of
+  the estimator's law, not of each report), against the same peer runs;
 * **the peer**: multi-freq-ldpy's ``GRR_Client`` / ``UE_Client`` / ``LH_Client`` looped over
   the users and its ``*_Aggregator_MI`` estimators, as its users call them (a Python list of
   reports per run). Its time per run is the same for every seed, so it runs ``peer_seeds`` of
@@ -84,7 +86,7 @@ def _words_per_user(oracle: str, d: int) -> float:
     return {"grr": 2.0, "oue": float(d), "olh": 2.0 + hash_words(d)}[oracle]
 
 
-def _prepare(oracle: str):
+def _prepare(oracle: str, path: str = "reports"):
     def prepare(size: dict, ctx: Context) -> Prepared:
         from ldpjax.engine import product_grid, record
         from ldpjax.frequency.online import (
@@ -98,7 +100,7 @@ def _prepare(oracle: str):
         eps = np.asarray(EPS)
         items = zipf_items(n, d)
         truth = np.bincount(items, minlength=d) / n
-        config = OnlineFrequencyConfig(max_items=d, oracle=oracle, users=n)
+        config = OnlineFrequencyConfig(max_items=d, oracle=oracle, users=n, path=path)
         algorithm = online_frequency(config)
         params = product_grid(frequency_params(config, 1.0), eps=list(EPS))
         recorder = record.last(_estimate)
@@ -127,13 +129,15 @@ def _prepare(oracle: str):
                     out[i, j] = _peer_run(mods, oracle, values, d, float(e))
             return statistic(out), {"peer": PEER, "peer_seeds": peer_seeds}
 
+        words = len(eps) * seeds * n * _words_per_user(oracle, d) if path == "reports" else 0
         return Prepared(
-            shape=f"{oracle.upper()}, d = {d}, n = {n} users (Zipf 1.1), eps in {list(EPS)}, "
-                  f"{seeds} seeds; {PEER} runs {peer_seeds} of them (x {seeds / peer_seeds:g})",
+            shape=f"{oracle.upper()} ({path} path), d = {d}, n = {n} users (Zipf 1.1), eps in "
+                  f"{list(EPS)}, {seeds} seeds; {PEER} runs {peer_seeds} of them "
+                  f"(x {seeds / peer_seeds:g})",
             statistic="MI-estimate squared error / closed form, mean over eps",
             run_ldpjax=run_ldpjax,
             run_numpy=run_numpy,
-            random_words=lambda info: len(eps) * seeds * n * _words_per_user(oracle, d),
+            random_words=lambda info: words,
             numpy_scale=seeds / peer_seeds,
             baseline=PEER,
         )
@@ -172,6 +176,12 @@ WORKLOADS = tuple(
     Workload(f"frequency-{oracle}", "frequency",
              f"{oracle.upper()} frequency estimation against {PEER} (Wang et al. 2017)",
              _sizes(oracle), _prepare(oracle), default=False)
+    for oracle in ORACLES
+) + tuple(
+    Workload(f"frequency-{oracle}-counts", "frequency",
+             f"{oracle.upper()} frequency estimation, ldpjax's counts path (a simulation of the "
+             f"support counts' law), against {PEER}'s reports",
+             _sizes(oracle), _prepare(oracle, "counts"), default=False)
     for oracle in ORACLES
 )
 
