@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 
-SCHEDULE_FIRST = 2  # long: pytest-xdist starts it early (tests/conftest.py)
+SCHEDULE_FIRST = 2  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
 
 
 def _load(name: str):

@@ -12,7 +12,7 @@ import pytest
 import ldpjax
 import ldpjax.accounting
 
-SCHEDULE_FIRST = 5  # long: pytest-xdist starts it early (tests/conftest.py)
+SCHEDULE_FIRST = 5  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

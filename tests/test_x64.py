@@ -19,7 +19,7 @@ float64 computation) breaks only there. So these tests start new interpreters wi
   and both solvers behind ``slow``.
 
 The two long subprocesses start together when the session starts (``start_early``, see
-tests/conftest.py) and each test waits for its own.
+tests/plugins/schedule.py) and each test waits for its own.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ldpjax import bandits
 from tests.conftest import REPO
 from tests.plugins.schedule import early_start
 
-SCHEDULE_FIRST = 6  # long: pytest-xdist starts it early (tests/conftest.py)
+SCHEDULE_FIRST = 6  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
 
 CONFORMANCE = "tests/conformance/test_conformance.py"
 EVENTS = "tests/accounting/test_events.py"
@@ -126,7 +126,7 @@ START_EARLY_FOR = ("test_fail_closed_and_bad_inputs_under_x64", "test_every_fami
 
 
 def start_early(folder: Path) -> dict[str, _Run]:
-    """The two long float64 subprocesses, started together (tests/conftest.py starts them when
+    """The two long float64 subprocesses, started together (tests/plugins/schedule.py starts them when
     the session starts, so they overlap with the rest of the suite)."""
     return {
         "suites": _Run(_pytest_args(FAST_SUBSET), folder / "suites.log"),

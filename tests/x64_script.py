@@ -31,7 +31,7 @@ from ldpjax.demo.noisy_counter import counter_params, noisy_counter
 from ldpjax.engine import enable_compile_cache, make_key, record, rollout, simulate
 from ldpjax.experts import agarwal_singh as AS
 
-if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)
+if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (tests/plugins/compile_cache.py)
     enable_compile_cache()
 
 NUM_SEEDS = 2

@@ -432,6 +432,14 @@ KINDS = [G(0.8), L(0.7), R(0.5), K(1.0, 3), PU(0.6), AP(0.5, 1e-7), D(3.0, 2),
 PAIRS = [(a, b) for i, a in enumerate(KINDS) for b in KINDS[i:]]
 
 
+def test_every_kind_composes_in_one_event():
+    # the fast representative of the 36 pairs (tracing each pair costs a few tenths of a second)
+    event = C(tuple(KINDS))
+    out = jax.eval_shape(lambda ev: A.epsilon(ev, 1e-5, grid=GRID), event)
+    assert out.shape == () and A.route(event) == "pld"
+
+
+@pytest.mark.slow
 def test_all_36_pairs_are_accountable():
     assert len(PAIRS) == 36
     for a, b in PAIRS:

@@ -23,7 +23,7 @@ import pytest
 from ldpjax.testing import ConformanceCase, check_conformance, run_case
 from tests.conformance.case import all_cases
 
-SCHEDULE_FIRST = 3  # long: pytest-xdist starts it early (tests/conftest.py)
+SCHEDULE_FIRST = 3  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
 
 CASES = all_cases()
 IDS = [c.name for c in CASES]

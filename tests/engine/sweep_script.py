@@ -36,7 +36,7 @@ import numpy as np
 from ldpjax.engine import Algorithm, enable_compile_cache, make_key, record, simulate
 from ldpjax_experiments.checkpointing import checkpointed
 
-if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (conftest)
+if os.environ.get("LDPJAX_CACHE_DIR"):  # the test session's compilation cache (tests/plugins/compile_cache.py)
     enable_compile_cache()
 
 MUS = [0.25, 0.5, 1.0, 2.0]

@@ -338,7 +338,7 @@ START_EARLY_FOR = ("test_four_devices_bit_identical_to_one_device_and_any_chunk"
 
 
 def start_early(folder: Path) -> tuple[subprocess.Popen, Path]:
-    """The fast suite's 4-device sweep, started when the session starts (tests/conftest.py)."""
+    """The fast suite's 4-device sweep, started when the session starts (tests/plugins/schedule.py)."""
     out = folder / "devices.npz"
     return _device_run("devices", out), out
 

@@ -28,7 +28,7 @@ from ldpjax.engine.executor import local_devices
 from ldpjax_experiments import cluster, launch
 from tests.plugins.schedule import early_start
 
-SCHEDULE_FIRST = 1  # long: pytest-xdist starts it early (tests/conftest.py)
+SCHEDULE_FIRST = 1  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("distributed_script.py")
@@ -87,7 +87,7 @@ START_EARLY_FOR = ("test_two_processes_give_the_records_of_one_bit_for_bit",
 
 def start_early(folder: Path) -> dict[str, object]:
     """The one-process sweep, the two-process sweep and the sweep whose process is killed,
-    started when the session starts (tests/conftest.py); the tests wait for them."""
+    started when the session starts (tests/plugins/schedule.py); the tests wait for them."""
     runs: dict[str, object] = {"folder": folder}
     for name, cmd, devices in (
         ("single", [sys.executable, str(SCRIPT), "sweep", str(folder / "single" / "out"),

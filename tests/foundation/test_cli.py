@@ -21,7 +21,7 @@ from ldpjax_experiments.checkpointing import ChunkStore
 from ldpjax_experiments.cli import INTERRUPT_MESSAGE, main, quiet_xla_log
 from ldpjax_experiments.outdir import LOCK_NAME, claim_output_dir
 
-SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/conftest.py)
+SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -320,7 +320,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
 def test_run_with_two_processes_matches_one(tmp_path):
     """`ldpjax run NAME --processes 2` gives tables byte-identical to one process (this one:
     the single-process run is the same command in-process)."""
-    # the session's compilation cache (LDPJAX_CACHE_DIR, tests/conftest.py) and nothing else
+    # the session's compilation cache (LDPJAX_CACHE_DIR, tests/plugins/compile_cache.py) and nothing else
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("LDPJAX_") or k == "LDPJAX_CACHE_DIR"}
     env["JAX_PLATFORMS"] = "cpu"
@@ -355,6 +355,7 @@ def test_the_command_quiets_xla_log_unless_the_user_chose_a_level():
     assert not quiet_xla_log(chosen) and chosen == {"TF_CPP_MIN_LOG_LEVEL": "0"}
 
 
+@pytest.mark.slow  # the Ctrl-C test sees the same on the suite's warm cache, in the fast suite
 def test_a_warm_run_prints_nothing_on_stderr(tmp_path):
     """Two runs of the command on one compilation cache: the second loads cached kernels and
     says nothing on stderr (jaxlib 0.10.1 logs two ERROR lines per cached kernel on most x86

@@ -1,6 +1,6 @@
 """Bounds the memory of each test process.
 
-After a test module, if the process holds more than ``LDPJAX_TEST_CACHE_MB`` (default 1000
+After a test module, if the process holds more than ``LDPJAX_TEST_CACHE_MB`` (default 800
 MiB), garbage is collected and freed memory handed back to the OS, and if it still holds
 more, JAX's compilation caches are dropped (:func:`_drop_compiled_kernels`); between two
 tests of one module they are dropped above 1.5 times that (:func:`pytest_runtest_teardown`).
@@ -27,7 +27,7 @@ __all__ = [
     "_drop_compiled_kernels",
 ]
 
-CACHE_LIMIT_MB = float(os.environ.get("LDPJAX_TEST_CACHE_MB", "1000"))
+CACHE_LIMIT_MB = float(os.environ.get("LDPJAX_TEST_CACHE_MB", "800"))
 
 
 def _resident_mb() -> float:
