@@ -258,6 +258,17 @@ def test_composed_rho_of_mixed_gaussian_and_discrete_gaussian(x64):
     assert float(acc.composed_rho(no_noise)) == np.inf
     silent = acc.ComposedEvent((acc.GaussianEvent(1.0), acc.DiscreteGaussianEvent(0.0, 0.0)))
     assert float(acc.composed_rho(silent)) == 0.5
+
+
+@pytest.mark.slow  # the vector discrete Gaussian's accountants compile for a few seconds
+def test_mixed_gaussian_and_discrete_gaussian_epsilon_is_the_zcdp_bound(x64):
+    mixed = acc.ComposedEvent(
+        (
+            acc.GaussianEvent(1.0),
+            acc.DiscreteGaussianEvent(2.0, 2.0),
+            acc.DiscreteGaussianEvent(4.0, 3.0, 3),
+        )
+    )
     for d in (1e-5, 1e-12):
         ours, ref = float(acc.epsilon(mixed, d)), _cks_epsilon(1.28125, d)
         assert ref * (1 - 1e-9) <= ours <= ref * (1 + GRID_RTOL)
