@@ -43,6 +43,7 @@ import numpy as np
 
 from ldpjax import bandits
 from ldpjax_experiments import bandits_simulation as sim
+from ldpjax_experiments.bandits_simulation import PolicyRuns
 from ldpjax_experiments.base import Experiment, ExperimentResult, Option, RunContext, floats, ints
 from ldpjax_experiments.plotting import (
     LINESTYLES,
@@ -62,38 +63,6 @@ NAME = "bandits-mba"
 
 def _se(x: np.ndarray) -> float:
     return float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else 0.0
-
-
-class PolicyRuns(NamedTuple):
-    """One policy's runs at one horizon; every array is over the runs (the policies of one
-    horizon's grid are paired run by run: common random numbers).
-
-    Attributes:
-      T: the horizon (visitors).
-      policy: ``constant``, ``dynamic`` (capped), ``nonprivate``, ``random``, ``gittins`` or
-        ``oracle``.
-      gamma: the experiment budget (``inf`` for the no-budget benchmarks, 0 for random play).
-      regret: (runs,) expected regret of each run.
-      clicks: (runs,) realised clicks of each run.
-      spend: (runs,) realised experiment budget max_t xi_t of each run.
-      locked: (runs,) 1.0 where the run ends locked in (final greedy arm not the best arm).
-      simulation: how it was simulated (``per-visitor``, ``blocks (growth g)``, ``exact
-        binomial``).
-      bound: the regret bound at (gamma, K, T) with the appendix constants (eq. 15 for
-        ``constant``, eq. 18 for ``dynamic``); NaN for the other policies.
-      bound_simple: the same bound with the simple constants; NaN for the other policies.
-    """
-
-    T: int
-    policy: str
-    gamma: float
-    regret: np.ndarray
-    clicks: np.ndarray
-    spend: np.ndarray
-    locked: np.ndarray
-    simulation: str
-    bound: float = math.nan
-    bound_simple: float = math.nan
 
 
 class MbaStudy(NamedTuple):
@@ -152,7 +121,7 @@ def _cells_for(result: sim.GridResult, horizon: int, how: str, arms: int) -> lis
                   else bandits.regret_bound_dynamic)
             bound = float(fn(label.gamma, arms, horizon))
             bound_simple = float(fn(label.gamma, arms, horizon, form="simple"))
-        cells.append(PolicyRuns(horizon, label.policy, label.gamma, result.regret[i],
+        cells.append(PolicyRuns(arms, horizon, label.policy, label.gamma, result.regret[i],
                                 result.clicks[i], spend, result.locked[i], how, bound,
                                 bound_simple))
     return cells
@@ -607,7 +576,6 @@ __all__ = [
     "EXPERIMENT",
     "NAME",
     "MbaStudy",
-    "PolicyRuns",
     "advantage_verdict",
     "approach_verdict",
     "paired_numbers",

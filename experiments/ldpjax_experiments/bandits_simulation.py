@@ -43,11 +43,10 @@ from ldpjax.bandits import (
 from ldpjax.engine import record, simulate
 from ldpjax.types import PRNGKey
 from ldpjax_experiments.base import OptionValueError
-from ldpjax_experiments.kit import PAPER_TITLES
+from ldpjax_experiments.kit import PAPER_TITLES, SE_RULE
 
 # The paper behind the bandits experiments, by its short title (figure titles, descriptions).
 PAPER_TITLE = PAPER_TITLES["002"]
-SE_RULE = 2.0  # a paired difference is significant when |mean| > SE_RULE standard errors
 
 
 # --------------------------------------------------------------------------- initialisation
@@ -71,6 +70,41 @@ INIT_VISITS_HELP = (
     "non-private benchmark): K (each run's number of arms) or a number; 0 = no uniform start "
     "for the constant strategy (xi_t = gamma from the first visitor) and the dynamic decay's "
     "minimum of one (log 1 = 0 breaks eq. 16). The paper is silent on it")
+
+class PolicyRuns(NamedTuple):
+    """One policy's runs at one (K, T) of a bandit study; every array is over the runs (the
+    policies of one horizon's grid are paired run by run: common random numbers).
+
+    Attributes:
+      K: the number of arms played.
+      T: the horizon (visitors).
+      policy: ``constant``, ``dynamic`` (capped), ``nonprivate``, ``random``, ``gittins`` or
+        ``oracle``.
+      gamma: the experiment budget (``inf`` for the no-budget benchmarks, 0 for random play).
+      regret: (runs,) expected regret of each run.
+      clicks: (runs,) realised clicks of each run.
+      spend: (runs,) realised experiment budget max_t xi_t of each run.
+      locked: (runs,) 1.0 where the run ends locked in (final greedy arm not a best arm).
+      simulation: how it was simulated (``per-visitor``, ``blocks (growth g)``, ``exact
+        binomial``).
+      bound: the regret bound at (gamma, K, T) with the appendix constants (eq. 15 for
+        ``constant``, eq. 18 for ``dynamic``); NaN for the other policies.
+      bound_simple: the same bound with the simple constants; NaN for the other policies and
+        where a study does not report it.
+    """
+
+    K: int
+    T: int
+    policy: str
+    gamma: float
+    regret: np.ndarray
+    clicks: np.ndarray
+    spend: np.ndarray
+    locked: np.ndarray
+    simulation: str
+    bound: float = math.nan
+    bound_simple: float = math.nan
+
 
 
 def init_config(init_visits: int | None) -> tuple[int | None, bool]:
@@ -378,7 +412,7 @@ def strategy_code_of(label: PolicyLabel) -> int:
 __all__ = [
     "INIT_VISITS_HELP",
     "PAPER_TITLE",
-    "SE_RULE",
+    "PolicyRuns",
     "GridResult",
     "PolicyLabel",
     "constant_peak",

@@ -40,6 +40,7 @@ import ldpjax.datasets as datasets
 from ldpjax import bandits
 from ldpjax.bandits.data import top_items
 from ldpjax_experiments import bandits_simulation as sim
+from ldpjax_experiments.bandits_simulation import PolicyRuns
 from ldpjax_experiments.base import Experiment, ExperimentResult, Option, RunContext, floats, ints
 from ldpjax_experiments.plotting import (
     LINESTYLES,
@@ -68,38 +69,6 @@ def _load(ctx: RunContext):
 
 
 NAME = "bandits-zozo"
-
-
-class PolicyRuns(NamedTuple):
-    """One policy's runs at one (K, T); every array is over the runs (the policies of one
-    horizon's grid are paired run by run: common random numbers).
-
-    Attributes:
-      K: the number of top items played (arms).
-      T: the horizon (visitors).
-      policy: ``constant``, ``dynamic`` (capped), ``nonprivate``, ``random``, ``oracle`` or
-        ``gittins``.
-      gamma: the experiment budget (``inf`` for the no-budget benchmarks, 0 for random play).
-      regret: (runs,) expected regret of each run.
-      clicks: (runs,) realised clicks of each run.
-      spend: (runs,) realised experiment budget max_t xi_t of each run.
-      locked: (runs,) 1.0 where the run ends locked in (final greedy arm not a best arm).
-      simulation: how it was simulated (``per-visitor``, ``blocks (growth g)``, ``exact
-        binomial``).
-      bound: the regret bound at (gamma, K, T) with the appendix constants (eq. 15 for
-        ``constant``, eq. 18 for ``dynamic``); NaN for the other policies.
-    """
-
-    K: int
-    T: int
-    policy: str
-    gamma: float
-    regret: np.ndarray
-    clicks: np.ndarray
-    spend: np.ndarray
-    locked: np.ndarray
-    simulation: str
-    bound: float = math.nan
 
 
 class ZozoStudy(NamedTuple):
@@ -465,7 +434,6 @@ EXPERIMENT = Experiment(
 __all__ = [
     "EXPERIMENT",
     "NAME",
-    "PolicyRuns",
     "ZozoStudy",
     "drop_shrinks_verdict",
     "paired_numbers",

@@ -19,7 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from ldpjax_experiments.bandits_mba import MbaStudy, PolicyRuns, report  # noqa: E402
+from ldpjax_experiments.bandits_mba import MbaStudy, report  # noqa: E402
+from ldpjax_experiments.bandits_simulation import PolicyRuns  # noqa: E402
 
 INF = math.inf
 DATA_TEXT = ("MBA website RCT CTRs (0.3, 0.2) (Liberali & Ferecatu 2022, as reported in the "
@@ -29,7 +30,7 @@ DATA_TEXT = ("MBA website RCT CTRs (0.3, 0.2) (Liberali & Ferecatu 2022, as repo
 def _cell(T, policy, gamma, regret, clicks=(40.0, 44.0), spend=(0.0, 0.0), locked=(0.0, 0.0),
           bound=math.nan, bound_simple=math.nan):
     a = lambda x: np.asarray(x, np.float64)  # noqa: E731
-    return PolicyRuns(T, policy, gamma, a(regret), a(clicks), a(spend), a(locked),
+    return PolicyRuns(2, T, policy, gamma, a(regret), a(clicks), a(spend), a(locked),
                       "per-visitor", bound, bound_simple)
 
 

@@ -20,7 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from ldpjax_experiments.bandits_zozo import PolicyRuns, ZozoStudy, report  # noqa: E402
+from ldpjax_experiments.bandits_simulation import PolicyRuns  # noqa: E402
+from ldpjax_experiments.bandits_zozo import ZozoStudy, report  # noqa: E402
 
 INF = math.inf
 REAL_TEXT = "Open Bandit Dataset sample (hand-made test study)."

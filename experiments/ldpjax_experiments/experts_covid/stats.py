@@ -38,4 +38,4 @@ def break_even(adv: np.ndarray, ratio: np.ndarray) -> float | None:
     return float(a[-1]) if q[-1] == 0 else None
 
 
-__all__ = ["break_even", "mean_se", "ratio_independent", "ratio_paired"]
+__all__ = ["break_even", "ratio_independent", "ratio_paired"]
