@@ -142,13 +142,60 @@ def _log_delta_finite_jvp(primals, tangents):
     return log_delta, d_mu * mu_dot + d_eps * eps_dot
 
 
+#: Bound on the relative error of ``erfcx``, ``ndtr`` and ``exp`` here, in eps: twice the
+#: largest measured against mpmath (3.9 for erfcx over [0, 1e4], float32 and float64).
+_FN_ULPS = 8.0
+
+
+def _rounding(mu: Array, eps: Array, log_delta: Array) -> Array:
+    """A bound on the error of the computed log delta (no gradient), in eps units of:
+
+    * a >= 0 (log(Phi(a) - e^(eps + log Phi(b))), b = a - mu): each term's own error (the
+      functions, the exponent eps + log Phi(b) and the rounding of b, about b^2), amplified by
+      the subtraction, (first + second) / delta;
+    * a < 0 (log(1/2) - a^2/2 + log(erfcx(u) - erfcx(w))): the rounding of a in a^2/2 (at most
+      4 |log delta|, as |log delta| >= a^2/2), and the functions' errors amplified by
+      (erfcx(u) + erfcx(w)) / their difference;
+
+    plus the final logarithm's rounding. Where the subtraction cancels completely the bound
+    is large, and :func:`_log_delta` keeps the upper bound delta <= Phi(a) instead."""
+    d = float(jnp.finfo(mu.dtype).eps)
+    a = -eps / mu + 0.5 * mu
+    b = a - mu
+    log_phi_b = log_ndtr(b)
+    second = jnp.exp(jnp.minimum(eps + log_phi_b - log_delta, 80.0))
+    direct = (1.0 + 2.0 * second) * (_FN_ULPS + 10.0 + 2.0 * jnp.abs(eps)
+                                     + 10.0 * jnp.abs(log_phi_b) + 2.0 * b * b)
+    u = -a / _SQRT2
+    w = u + mu / _SQRT2
+    eu, ew = erfcx(jnp.maximum(u, 0.0)), erfcx(jnp.maximum(w, 0.0))
+    amp = (eu + ew) / jnp.maximum(eu - ew, jnp.finfo(mu.dtype).tiny)
+    scaled = (_FN_ULPS + 4.0) * amp + 4.0 * jnp.abs(log_delta)
+    err = d * (jnp.where(a >= 0, direct, scaled) + 4.0 * jnp.abs(log_delta) + 4.0)
+    return jax.lax.stop_gradient(jnp.where(jnp.isnan(err), jnp.inf, err))
+
+
+def _upper_bound(mu: Array, eps: Array) -> Array:
+    """log Phi(a) (a = -eps/mu + mu/2) raised by its rounding: delta <= Phi(a) always."""
+    d = float(jnp.finfo(mu.dtype).eps)
+    log_phi_a = log_ndtr(-eps / mu + 0.5 * mu)
+    finite = jnp.isfinite(log_phi_a)
+    raised = log_phi_a + d * (16.0 * jnp.abs(jnp.where(finite, log_phi_a, 0.0)) + 16.0)
+    return jax.lax.stop_gradient(jnp.where(finite, raised, log_phi_a))
+
+
 def _log_delta(mu: Array, eps: Array) -> Array:
-    """log delta(eps) on the whole closed domain, with inf handling and NaN outside it."""
+    """log delta(eps) on the whole closed domain, with inf handling and NaN outside it; a
+    finite value is raised by a bound on its rounding (:func:`_rounding`), so that delta is
+    never below the exact profile."""
     mu, eps = jnp.broadcast_arrays(mu, eps)
     finite = jnp.isfinite(mu) & jnp.isfinite(eps)
     safe_mu = jnp.where(finite, mu, 1.0)
     safe_eps = jnp.where(finite, eps, 1.0)
     core = _log_delta_finite(safe_mu, safe_eps)
+    err = _rounding(safe_mu, safe_eps, core)
+    raised = jnp.where(core == -jnp.inf, -jnp.inf, core + err)  # exactly 0 stays 0
+    core = jnp.minimum(jnp.minimum(raised, _upper_bound(safe_mu, safe_eps)), 0.0)
     out = jnp.where(
         finite,
         core,

@@ -50,8 +50,12 @@ def test_gdp_delta_float32_matches_float64_at_extremes(_profile):
     assert f32.dtype == np.float32 and f64.dtype == np.float64
     assert np.all(np.isfinite(f32)) and np.all((f32 >= 0) & (f32 <= 1))
     representable = f64 > 1e-30  # float32's normal range ends near 1e-38
-    rel = np.abs(f32 - f64)[representable] / f64[representable]
-    assert np.max(rel) < 1e-4
+    rel = (f32.astype(np.float64) - f64)[representable] / f64[representable]
+    # float32 is raised by a bound on its own rounding (ldpjax.accounting.gdp._rounding), so it
+    # lies above float64 (up to float64's own, far smaller, widening) and within 1e-3 of it:
+    # the bound is about a hundred float32 eps times the subtraction's amplification (1 /
+    # delta near eps = 0 at small mu)
+    assert np.min(rel) > -1e-9 and np.max(rel) < 1e-3
     assert np.all(f32[~representable] < 1e-29)
 
 
