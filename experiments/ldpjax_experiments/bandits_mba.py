@@ -111,16 +111,8 @@ def _cells_for(result: sim.GridResult, horizon: int, how: str, arms: int) -> lis
     constant and dynamic ones; checks that no run spends more than its budget."""
     cells = []
     for i, label in enumerate(result.labels):
-        bound = bound_simple = math.nan
         spend = result.spend[i]
-        if label.policy in ("constant", "dynamic"):
-            # accounting: no run spends more than its budget (gamma as stored, float32)
-            if not np.all(spend <= np.float32(label.gamma)):
-                raise RuntimeError(f"a run spent more than gamma={label.gamma}")
-            fn = (bandits.regret_bound_constant if label.policy == "constant"
-                  else bandits.regret_bound_dynamic)
-            bound = float(fn(label.gamma, arms, horizon))
-            bound_simple = float(fn(label.gamma, arms, horizon, form="simple"))
+        bound, bound_simple = sim.checked_bounds(label.policy, label.gamma, spend, arms, horizon)
         cells.append(PolicyRuns(arms, horizon, label.policy, label.gamma, result.regret[i],
                                 result.clicks[i], spend, result.locked[i], how, bound,
                                 bound_simple))

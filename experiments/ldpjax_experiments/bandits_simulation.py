@@ -39,6 +39,8 @@ from ldpjax.bandits import (
     max_spend,
     nonprivate_greedy,
     num_blocks,
+    regret_bound_constant,
+    regret_bound_dynamic,
 )
 from ldpjax.engine import record, simulate
 from ldpjax.types import PRNGKey
@@ -139,6 +141,20 @@ def paired(a, b) -> tuple[float, float]:
     if d.size < 2:
         return float(d.mean()), 0.0
     return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
+
+
+def checked_bounds(policy: str, gamma: float, spend: np.ndarray, arms: int, horizon: int
+                   ) -> tuple[float, float]:
+    """(bound, bound with the simple constants) of a budgeted policy's runs at (gamma, K, T)
+    (eq. 15 for ``constant``, eq. 18 for ``dynamic``; NaN for the other policies), after
+    checking that no run spent more than its budget (``RuntimeError``: gamma as stored,
+    float32)."""
+    if policy not in ("constant", "dynamic"):
+        return math.nan, math.nan
+    if not np.all(spend <= np.float32(gamma)):
+        raise RuntimeError(f"a run spent more than gamma={gamma}")
+    fn = regret_bound_constant if policy == "constant" else regret_bound_dynamic
+    return float(fn(gamma, arms, horizon)), float(fn(gamma, arms, horizon, form="simple"))
 
 
 def significant(mean: float, se: float) -> bool:
@@ -410,6 +426,7 @@ def strategy_code_of(label: PolicyLabel) -> int:
 
 
 __all__ = [
+    "checked_bounds",
     "INIT_VISITS_HELP",
     "PAPER_TITLE",
     "PolicyRuns",

@@ -151,13 +151,7 @@ def study(ctx: RunContext) -> ZozoStudy:
                             "per-visitor" if res.labels[0].policy == "gittins"
                             else "exact binomial"))
         for k, lab, regret, clicks, spend, locked, kind in entries:
-            bound = math.nan
-            if lab.policy in ("constant", "dynamic"):
-                if not np.all(spend <= np.float32(lab.gamma)):
-                    raise RuntimeError(f"a run spent more than gamma={lab.gamma}")
-                fn = (bandits.regret_bound_constant if lab.policy == "constant"
-                      else bandits.regret_bound_dynamic)
-                bound = float(fn(lab.gamma, k, horizon))
+            bound, _ = sim.checked_bounds(lab.policy, lab.gamma, spend, k, horizon)
             cells.append(PolicyRuns(k, horizon, lab.policy, lab.gamma, regret, clicks, spend,
                                     locked, kind, bound))
     return ZozoStudy(
