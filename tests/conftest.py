@@ -13,8 +13,10 @@ their hooks and fixtures (pytest finds those defined or imported in a conftest m
 * ``compile_cache``: JAX's persistent compilation cache for the session, in
   ``LDPJAX_TEST_COMPILE_CACHE`` (``off`` turns it off), trimmed to
   ``LDPJAX_TEST_COMPILE_CACHE_MB``; points ``LDPJAX_CACHE_DIR`` at it.
-* ``memory``: drops JAX's compiled kernels above ``LDPJAX_TEST_CACHE_MB`` (never with
-  ``LDPJAX_TEST_KEEP_CACHES=1``) and freezes what collection made (``gc.freeze``).
+* ``memory``: drops JAX's lowered modules, then its compiled kernels, above
+  ``LDPJAX_TEST_CACHE_MB`` (never with ``LDPJAX_TEST_KEEP_CACHES=1``), and freezes what
+  collection made and what each module leaves (``gc.freeze``); modules that start processes
+  of their own use its ``lean_worker`` fixture.
 * ``schedule``: under pytest-xdist (``PYTEST_XDIST_WORKER``) modules with ``SCHEDULE_FIRST``
   run first; without it, the long subprocesses of a module's ``start_early`` start once
   collection is done (``START_EARLY_FOR``; fixtures take them with ``early_start``).
@@ -34,6 +36,7 @@ from tests.plugins.compile_cache import setup_compile_cache
 from tests.plugins.memory import (  # noqa: F401  (hooks and fixtures pytest finds here)
     _drop_compiled_kernels,
     freeze_collected_objects,
+    lean_worker,
     pytest_runtest_teardown,
 )
 from tests.plugins.profile import pytest_runtest_protocol  # noqa: F401

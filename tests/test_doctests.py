@@ -1,5 +1,9 @@
-"""The docstring examples of every ldpjax module run, and pass (the README's test command runs
-them: they are part of the fast suite). Examples must stay tiny (milliseconds)."""
+"""The docstring examples of every ldpjax module run, and pass. Examples must stay tiny
+(milliseconds). The README's test command runs those of the privacy layer and the engine
+(``ldpjax.mechanisms``, ``ldpjax.accounting``, ``ldpjax.engine``, ``ldpjax.testing``, ...);
+the families' examples (``ldpjax.bandits``, ``ldpjax.experts``, ``ldpjax.frequency``,
+``ldpjax.quantile``), whose code the families' own tests exercise in the fast suite, run with
+the slow tests (``-m slow``: CI runs both)."""
 
 from __future__ import annotations
 
@@ -26,9 +30,15 @@ def _module_names() -> list[str]:
 
 
 MODULES = _module_names()
+FAMILIES = ("ldpjax.bandits", "ldpjax.experts", "ldpjax.frequency", "ldpjax.quantile")
 
 
-@pytest.mark.parametrize("name", MODULES)
+def _tiered(name: str):
+    in_family = name.startswith(tuple(f + "." for f in FAMILIES)) or name in FAMILIES
+    return pytest.param(name, marks=pytest.mark.slow) if in_family else name
+
+
+@pytest.mark.parametrize("name", [_tiered(n) for n in MODULES])
 def test_docstring_examples_pass(name):
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)

@@ -44,7 +44,21 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
-TREES = {name: ast.parse(path.read_text(), str(path)) for name, path in MODULES.items()}
+
+
+class _Trees(dict):
+    """Each module's syntax tree, parsed when first read (collection stays cheap on the worker
+    that does not run this module)."""
+
+    def __missing__(self, name: str) -> ast.Module:
+        self[name] = tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+        return tree
+
+    def items(self):
+        return [(name, self[name]) for name in MODULES]
+
+
+TREES = _Trees()
 
 
 def _is_package(name: str) -> bool:

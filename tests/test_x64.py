@@ -39,6 +39,7 @@ from tests.conftest import REPO
 from tests.plugins.schedule import early_start
 
 SCHEDULE_FIRST = 6  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
+pytestmark = pytest.mark.usefixtures("lean_worker")  # starts processes (tests/plugins/memory.py)
 
 CONFORMANCE = "tests/conformance/test_conformance.py"
 EVENTS = "tests/accounting/test_events.py"

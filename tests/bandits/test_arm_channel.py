@@ -69,11 +69,15 @@ def _env(k):
     return bandits.make_environment(np.linspace(0.1, 0.5, k))
 
 
+# compiled as the step uses it (run eagerly, its double-word arithmetic would compile op by op)
+_release_widths = jax.jit(budgets_lib.release_widths)
+
+
 def _widths(params, clock=10):
     k = int(params.num_arms)
     mask = arm_mask(params.num_arms, params.ctr.shape[-1])
-    widths, capped = budgets_lib.release_widths(params.strategy, params.gamma, params.arm_budgets,
-                                                clock, params.num_arms, mask, k)
+    widths, capped = _release_widths(params.strategy, params.gamma, params.arm_budgets,
+                                     jnp.int32(clock), params.num_arms, mask, k)
     return [int(w) for w in np.asarray(widths)][:k], bool(capped)
 
 

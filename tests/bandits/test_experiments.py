@@ -104,6 +104,7 @@ def test_zozo_experiment_falls_back_to_a_labelled_stand_in(tmp_path, exact_max_h
     assert "Lock-in" in result.summary
 
 
+@pytest.mark.slow  # a study run; the fast tier renders mba's report from a frozen study
 def test_mba_experiment_small_and_fast(tmp_path):
     """Both simulation paths, more runs at the short horizon, diagnostic budgets at the long
     one, the bounds in their own table, lock-in, and a reason on every unreproduced claim."""

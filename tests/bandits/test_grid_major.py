@@ -45,11 +45,12 @@ def _grid(config):
                                   grid._replace(arm_budgets=arm_budgets))
 
 
-def _both_layouts(algorithm, rec, params, num_points, horizon, key, sizes, hints):
-    """For common random numbers on and off and each chunk size: the flat and the grid-major
-    advance (both with ``hints``' unroll) from the same initial state, asserted equal bit for
-    bit; yields (grid-major (state, acc), finalize)."""
-    for crn in (True, False):
+def _both_layouts(algorithm, rec, params, num_points, horizon, key, sizes, hints,
+                  crns=(True, False)):
+    """For common random numbers on and off (``crns``) and each chunk size: the flat and the
+    grid-major advance (both with ``hints``' unroll) from the same initial state, asserted
+    equal bit for bit; yields (grid-major (state, acc), finalize)."""
+    for crn in crns:
         for size in sizes:
             seeds = np.arange(5, 5 + size, dtype=np.uint32)
             param_idx = jnp.asarray(np.repeat(np.arange(num_points, dtype=np.int32), size))
@@ -65,21 +66,24 @@ def _both_layouts(algorithm, rec, params, num_points, horizon, key, sizes, hints
             yield by_grid, finalize
 
 
-@pytest.mark.parametrize("clock, sizes", [
-    ("segment", (1, 4)),  # a chunk of one seed too (degenerate axes fuse differently)
-    pytest.param("global", (1, 3, 8), marks=pytest.mark.slow),
+@pytest.mark.parametrize("clock, sizes, crns", [
+    # a chunk of one seed too (degenerate axes fuse differently); common random numbers on
+    # (the default), off in the slow case
+    ("segment", (1, 4), (True,)),
+    pytest.param("global", (1, 3, 8), (True, False), marks=pytest.mark.slow),
 ])
-def test_grid_major_records_equal_the_flat_layout(clock, sizes):
+def test_grid_major_records_equal_the_flat_layout(clock, sizes, crns):
     config = bandits.PolicyConfig(num_segments=2, max_arms=3, clock=clock)
     algorithm = bandits.epsilon_greedy(config)
     hints = bandits.epsilon_greedy_hints(config)
     assert hints.grid_major
     params = _grid(config)
     for by_grid, finalize in _both_layouts(algorithm, RECORD, params, 9, HORIZON, make_key(3),
-                                           sizes, hints):
+                                           sizes, hints, crns):
         assert np.asarray(finalize(by_grid[1])["arms"]).std() > 0  # not a constant run
 
 
+@pytest.mark.slow  # the fast tier runs simulate with the unrolled hints (the test below)
 def test_two_visitors_per_loop_trip_give_the_same_records():
     """The fast step runs with ``scan_unroll=2`` (two visitors per trip of the scan's loop, for
     speed): its records equal one visitor per trip's bit for bit, with an odd horizon and an odd
@@ -117,6 +121,7 @@ def test_simulate_runs_it_grid_major_and_chunking_does_not_change_it():
         rollout.kernels(algorithm, RECORD, HORIZON, HORIZON, object(), True, 9, hints)
 
 
+@pytest.mark.slow  # the fast tier checks the layouts on epsilon-greedy (the first test)
 def test_gittins_grid_major_records_equal_the_flat_layout():
     # two segments, three arms, a table of 20 observations per arm over 400 visitors: the
     # lookup and the extrapolation beyond the table both run; four discounts (grid points)

@@ -77,7 +77,7 @@ def _prefix_counts(segment, arm, click):
     return shows, clicks
 
 
-@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize("precision", ["float32", pytest.param("float64", marks=pytest.mark.slow)])
 def test_carried_counts_equal_outputs_over_a_rollout(precision):
     with jax.enable_x64(precision == "float64"):
         params, out = _rollout()

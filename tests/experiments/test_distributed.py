@@ -29,6 +29,7 @@ from ldpjax_experiments import cluster, launch
 from tests.plugins.schedule import early_start
 
 SCHEDULE_FIRST = 1  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
+pytestmark = pytest.mark.usefixtures("lean_worker")  # starts processes (tests/plugins/memory.py)
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("distributed_script.py")
@@ -173,6 +174,7 @@ def test_a_killed_process_sweep_resumes(single, early):
     assert _same_bytes(_records(tmp_path / "out" / "records-p1.npz"), reference)
 
 
+@pytest.mark.slow  # three processes; the fast tier keeps the launcher's Ctrl-C test
 def test_launcher_forwards_a_failure_and_stops_the_others(tmp_path):
     script = tmp_path / "fail.py"
     stamp = tmp_path / "failed-at"
@@ -225,6 +227,7 @@ def test_launcher_ctrl_c_stops_every_process(tmp_path):
             os.kill(pid, 0)
 
 
+@pytest.mark.slow  # three processes; the fast tier joins two through `ldpjax run --processes 2`
 def test_slurm_tasks_join_through_the_worker(tmp_path):
     # What `srun -n 2 python -m ldpjax_experiments.launch --worker --script ...` gives each task, emulated
     # on this machine (the coordinator pinned to a free port of 127.0.0.1).

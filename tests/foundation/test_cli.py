@@ -22,6 +22,7 @@ from ldpjax_experiments.cli import INTERRUPT_MESSAGE, main, quiet_xla_log
 from ldpjax_experiments.outdir import LOCK_NAME, claim_output_dir
 
 SCHEDULE_FIRST = 4  # long: pytest-xdist starts it early (tests/plugins/schedule.py)
+pytestmark = pytest.mark.usefixtures("lean_worker")  # starts processes (tests/plugins/memory.py)
 
 REPO = Path(__file__).resolve().parents[2]
 

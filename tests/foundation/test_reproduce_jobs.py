@@ -13,6 +13,8 @@ import pytest
 from ldpjax_experiments.cli import main
 from ldpjax_experiments.jobs import core_groups
 
+pytestmark = pytest.mark.usefixtures("lean_worker")  # starts processes (tests/plugins/memory.py)
+
 PLUGIN = """
 import os
 import jax.numpy as jnp
@@ -128,6 +130,7 @@ def test_core_groups_split_the_cores_into_disjoint_near_equal_shares():
             assert max(sizes) - min(sizes) <= 1
 
 
+@pytest.mark.slow  # starts worker processes; the fast tier keeps the failure report above
 def test_a_dead_worker_fails_its_experiment_instead_of_hanging(tmp_path, capsys):
     code, report = _reproduce(tmp_path, "j-crash,j-count", 2, "crash")
     assert code == 1

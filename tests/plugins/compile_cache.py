@@ -6,7 +6,8 @@ for the whole session, in ``LDPJAX_TEST_COMPILE_CACHE`` (default
 Loading a kernel from it is an order of magnitude cheaper than compiling it on a small CPU,
 so a second run of the suite skips most of its compilation; the first run stores every kernel.
 The folder is trimmed to ``LDPJAX_TEST_COMPILE_CACHE_MB`` (default 2000 MiB), least
-recently used first, when a session starts. ``LDPJAX_CACHE_DIR`` is pointed at it too, so
+recently used first, when a session starts (by pytest's own process, not by each
+pytest-xdist worker). ``LDPJAX_CACHE_DIR`` is pointed at it too, so
 the CLI (``ldpjax run`` / ``reproduce``, in this process or in a subprocess) never writes
 into the user's own cache; with ``off`` it points at a folder removed after the session.
 
@@ -70,7 +71,8 @@ def setup_compile_cache() -> None:
     os.environ["LDPJAX_CACHE_DIR"] = str(root)  # the CLI (here and in subprocesses) uses it
     try:
         folder = default_cache_dir()
-        _trim_folder(folder, float(os.environ.get("LDPJAX_TEST_COMPILE_CACHE_MB", "2000")))
+        if not os.environ.get("PYTEST_XDIST_WORKER"):  # once per session: not in each worker
+            _trim_folder(folder, float(os.environ.get("LDPJAX_TEST_COMPILE_CACHE_MB", "2000")))
         enable_compile_cache(folder, min_compile_seconds=0.0)
     except OSError as err:  # an unwritable folder: run without the cache
         print(f"conftest: persistent compilation cache off ({err})")
