@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -46,19 +47,11 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-class _Trees(dict):
-    """Each module's syntax tree, parsed when first read (collection stays cheap on the worker
+@functools.cache
+def _trees() -> dict[str, ast.Module]:
+    """Each module's syntax tree, parsed on first use (collection stays cheap on the worker
     that does not run this module)."""
-
-    def __missing__(self, name: str) -> ast.Module:
-        self[name] = tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
-        return tree
-
-    def items(self):
-        return [(name, self[name]) for name in MODULES]
-
-
-TREES = _Trees()
+    return {name: ast.parse(path.read_text(), str(path)) for name, path in MODULES.items()}
 
 
 def _is_package(name: str) -> bool:
@@ -67,7 +60,7 @@ def _is_package(name: str) -> bool:
 
 def _imports(name: str, *, top_level_only: bool) -> set[str]:
     """The ldpjax modules that module ``name`` imports (relative imports resolved)."""
-    tree = TREES[name]
+    tree = _trees()[name]
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     package = name if _is_package(name) else name.rsplit(".", 1)[0]
     found: set[str] = set()
@@ -92,7 +85,7 @@ def test_no_module_over_the_line_limit():
 
 def test_no_function_over_the_line_limit():
     long = {}
-    for name, tree in TREES.items():
+    for name, tree in _trees().items():
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = node.end_lineno - node.lineno + 1
@@ -146,7 +139,7 @@ def _loads_by_string(tree: ast.Module) -> list[str]:
 def test_the_core_never_loads_the_application_by_string(core):
     bad = {name: hits for name in MODULES
            if name == core or name.startswith(core + ".")
-           for hits in [_loads_by_string(TREES[name])] if hits}
+           for hits in [_loads_by_string(_trees()[name])] if hits}
     assert bad == {}
 
 
@@ -179,7 +172,7 @@ def test_no_import_cycle():
 
 def test_no_issue_numbers_in_docstrings():
     hits = []
-    for name, tree in TREES.items():
+    for name, tree in _trees().items():
         for node in ast.walk(tree):
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 doc = ast.get_docstring(node) or ""
@@ -198,7 +191,7 @@ def test_no_event_class_is_compared_by_its_name():
     no-noise view ``grants_no_privacy`` included), never by comparing ``type(e).__name__`` with
     an event class name: a third party's event or a renamed class would silently miss."""
     hits = []
-    for name, tree in TREES.items():
+    for name, tree in _trees().items():
         if not name.startswith(("ldpjax.engine", "ldpjax.accounting")):
             continue
         for node in ast.walk(tree):
@@ -230,7 +223,7 @@ def test_the_library_draws_no_figures_and_parses_no_command_lines():
     """Plotting and the command line belong to the application: no module of ``ldpjax``
     imports matplotlib or argparse (the library installs and runs without them)."""
     hits = sorted(name for name in MODULES if name.split(".")[0] == "ldpjax"
-                  for mod in _imported_names(TREES[name])
+                  for mod in _imported_names(_trees()[name])
                   if mod.split(".")[0] in ("matplotlib", "argparse"))
     assert hits == []
 
